@@ -1,0 +1,25 @@
+package clock_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/kernel/clock"
+)
+
+func TestFakeSetAndAdvance(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	f := clock.NewFake(start)
+	require.Equal(t, start, f.Now())
+	require.Equal(t, start.Add(time.Minute), f.Advance(time.Minute))
+	f.Set(start)
+	require.Equal(t, start, f.Now())
+}
+
+func TestRealIsUTC(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, time.UTC, clock.Real{}.Now().Location())
+}

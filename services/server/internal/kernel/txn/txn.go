@@ -1,0 +1,78 @@
+// Package txn is the unit-of-work port: one database transaction per use case,
+// carried in the context so that repositories, the audit recorder, the job
+// inserter and the event log all write through the same transaction without
+// passing it around.
+//
+// The implementation lives in platform/pg. A use case writes
+//
+//	err := uow.Do(ctx, func(ctx context.Context) error {
+//		// every store call here joins the transaction
+//	})
+//
+// Do may run fn more than once (serialization failures and deadlocks are
+// retried), so fn must not have effects outside the transaction, such as
+// network calls (docs/spec/02-architecture.md 8.5).
+package txn
+
+import (
+	"context"
+	"sync"
+)
+
+// UnitOfWork runs a function inside one transaction.
+type UnitOfWork interface {
+	// Do runs fn in a transaction and commits when fn returns nil; otherwise it
+	// rolls back and returns fn's error. When ctx already carries a
+	// transaction, fn joins it and Do neither commits nor rolls back. fn may be
+	// called again after a retryable database conflict, with a fresh memo.
+	Do(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+type memoKey struct{}
+
+type memo struct {
+	mu     sync.Mutex
+	values map[any]any
+}
+
+// WithMemo returns ctx with a fresh per-transaction memo. Only UnitOfWork
+// implementations call it, once per transaction attempt.
+func WithMemo(ctx context.Context) context.Context {
+	return context.WithValue(ctx, memoKey{}, &memo{values: map[any]any{}})
+}
+
+// Key names one value memoised for the duration of a transaction, such as the
+// candidate subscriptions of a consumer round. Declare keys as package
+// variables: var candidatesKey = txn.NewKey[[]Candidate]("apps.candidates").
+type Key[T any] struct{ name string }
+
+// NewKey returns a key; name is for debugging only.
+func NewKey[T any](name string) *Key[T] { return &Key[T]{name: name} }
+
+// Get returns the value stored under k in the transaction of ctx.
+func (k *Key[T]) Get(ctx context.Context) (T, bool) {
+	var zero T
+	m, ok := ctx.Value(memoKey{}).(*memo)
+	if !ok {
+		return zero, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.values[k]
+	if !ok {
+		return zero, false
+	}
+	return v.(T), true
+}
+
+// Set stores v under k for the rest of the transaction of ctx. Outside a
+// transaction it does nothing, so a memo can never outlive its transaction.
+func (k *Key[T]) Set(ctx context.Context, v T) {
+	m, ok := ctx.Value(memoKey{}).(*memo)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.values[k] = v
+}

@@ -1,0 +1,57 @@
+// Package attr lists every attribute key that bothy puts on spans, logs and
+// metrics (docs/observability/signals.md section 5.3). Telemetry uses only
+// these keys: the log handler drops any other, and the collector's allow list
+// (infra/otel/collector.yaml) must list exactly the same set.
+//
+// No key may carry a URL path or query, a request or response body, message
+// text or a secret (SEC-LOG-1 to SEC-LOG-4).
+package attr
+
+import "go.opentelemetry.io/otel/attribute"
+
+// Semantic-convention keys.
+const (
+	// ServerAddress is the host name of an outgoing connection, never a URL.
+	ServerAddress = attribute.Key("server.address")
+	// HTTPResponseStatusCode is the status of an HTTP response.
+	HTTPResponseStatusCode = attribute.Key("http.response.status_code")
+	// HTTPRequestMethod is the method of an HTTP request.
+	HTTPRequestMethod = attribute.Key("http.request.method")
+	// HTTPRoute is the route template (never the path with values).
+	HTTPRoute = attribute.Key("http.route")
+	// ErrorType is a stable error class, never an error message.
+	ErrorType = attribute.Key("error.type")
+)
+
+// bothy keys.
+const (
+	// Outcome is the closed result of an operation, such as succeeded,
+	// throttled, gone, failed or blocked for webhook.deliver.
+	Outcome = attribute.Key("bothy.outcome")
+	// Reason is a stable code explaining an outcome (a last_error code, a
+	// denial reason, an egress block reason).
+	Reason = attribute.Key("bothy.reason")
+	// EventSeq is the seq of an event in the event log.
+	EventSeq = attribute.Key("bothy.event.seq")
+	// EventType is a durable event type such as message.created.
+	EventType = attribute.Key("bothy.event.type")
+	// WebhookSubscriptionID is the UUID of a webhook subscription. It is
+	// allowed on spans and logs, never on metrics (unbounded cardinality).
+	WebhookSubscriptionID = attribute.Key("bothy.webhook_subscription.id")
+	// EgressPurpose names the egress client, for example "webhook".
+	EgressPurpose = attribute.Key("bothy.egress.purpose")
+	// RequestID is the ID the HTTP chain gives each request.
+	RequestID = attribute.Key("bothy.request_id")
+	// Role is the process role: api, worker or all.
+	Role = attribute.Key("bothy.role")
+	// JobKind is the River job kind, for example apps.webhook_deliver.
+	JobKind = attribute.Key("bothy.job.kind")
+	// Queue is a River queue name.
+	Queue = attribute.Key("bothy.queue")
+	// Consumer is the name of an event-log consumer, for example webhooks.
+	Consumer = attribute.Key("bothy.consumer")
+	// Duration is an elapsed time in milliseconds.
+	Duration = attribute.Key("bothy.duration_ms")
+	// Count is a number of items handled, such as events in a round.
+	Count = attribute.Key("bothy.count")
+)

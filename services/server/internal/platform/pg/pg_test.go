@@ -1,0 +1,189 @@
+package pg_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/pg/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// TestPrivilegesAfterAllMigrations proves the role split of ADR 0004 after every
+// migration: bothy_app reads and writes every table but owns nothing and can
+// run no DDL.
+func TestPrivilegesAfterAllMigrations(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+
+	rows, err := db.Owner.Query(ctx, `
+		SELECT c.relname,
+		       has_table_privilege('bothy_app', c.oid, 'SELECT'),
+		       has_table_privilege('bothy_app', c.oid, 'INSERT'),
+		       has_table_privilege('bothy_app', c.oid, 'UPDATE'),
+		       has_table_privilege('bothy_app', c.oid, 'DELETE'),
+		       pg_get_userbyid(c.relowner)
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
+		  AND NOT c.relispartition`)
+	require.NoError(t, err)
+	defer rows.Close()
+	seen := 0
+	for rows.Next() {
+		var name, owner string
+		var sel, ins, upd, del bool
+		require.NoError(t, rows.Scan(&name, &sel, &ins, &upd, &del, &owner))
+		seen++
+		require.Equal(t, pg.OwnerRole, owner, "table %s", name)
+		require.True(t, sel, "bothy_app may SELECT %s", name)
+		if name == "goose_db_version" || name == "river_migration" {
+			require.False(t, ins || upd || del, "bothy_app may only read %s", name)
+			continue
+		}
+		require.True(t, ins && upd && del, "bothy_app may INSERT, UPDATE and DELETE %s", name)
+	}
+	require.NoError(t, rows.Err())
+	require.Greater(t, seen, 3)
+
+	var createOnSchema, superuser, createRole, createDB bool
+	require.NoError(t, db.Owner.QueryRow(ctx, `
+		SELECT has_schema_privilege('bothy_app', 'public', 'CREATE'), rolsuper, rolcreaterole, rolcreatedb
+		FROM pg_roles WHERE rolname = 'bothy_app'`).Scan(&createOnSchema, &superuser, &createRole, &createDB))
+	require.False(t, createOnSchema || superuser || createRole || createDB)
+
+	for _, ddl := range []string{
+		`CREATE TABLE app_made (x int)`,
+		`ALTER TABLE river_job ADD COLUMN x int`,
+		`DROP TABLE river_job`,
+		`TRUNCATE river_job`,
+	} {
+		_, err := db.App.Exec(ctx, ddl)
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, err, &pgErr, ddl)
+		require.Contains(t, []string{"42501", "42P01"}, pgErr.Code, "%s must be refused for lack of privilege", ddl)
+	}
+}
+
+func TestMigrateIsIdempotentAndStatusIsCurrent(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	require.NoError(t, pg.Migrate(ctx, db.Owner, discard))
+	st, err := pg.Status(ctx, db.App)
+	require.NoError(t, err)
+	require.True(t, st.Current(), "%+v", st)
+	require.Equal(t, pg.RiverSchemaVersion, st.RiverCurrent)
+}
+
+func TestBootstrapIsIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	opts := pg.BootstrapOptions{AdminURL: pgtest.AdminURL(t), Database: "bootstrap_twice"}
+	require.NoError(t, pg.Bootstrap(ctx, opts))
+	require.NoError(t, pg.Bootstrap(ctx, opts))
+}
+
+func TestUnitOfWorkCommitsAndRollsBack(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	_, err := db.Owner.Exec(ctx, `CREATE TABLE uow_probe (x int); GRANT SELECT, INSERT ON uow_probe TO bothy_app`)
+	require.NoError(t, err)
+	uow := pg.NewUnitOfWork(db.App, 3, time.Second)
+
+	require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
+		_, err := pg.Conn(ctx, db.App).Exec(ctx, `INSERT INTO uow_probe VALUES (1)`)
+		return err
+	}))
+	boom := errors.New("boom")
+	require.ErrorIs(t, uow.Do(ctx, func(ctx context.Context) error {
+		if _, err := pg.Conn(ctx, db.App).Exec(ctx, `INSERT INTO uow_probe VALUES (2)`); err != nil {
+			return err
+		}
+		// A nested Do joins the outer transaction instead of committing.
+		require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
+			_, err := pg.Conn(ctx, db.App).Exec(ctx, `INSERT INTO uow_probe VALUES (3)`)
+			return err
+		}))
+		return boom
+	}), boom)
+
+	var n int
+	require.NoError(t, db.App.QueryRow(ctx, `SELECT count(*) FROM uow_probe`).Scan(&n))
+	require.Equal(t, 1, n, "the failed unit of work left nothing")
+}
+
+var probeKey = txn.NewKey[int]("pg.test.probe")
+
+// TestUnitOfWorkRetriesDeadlocks makes two transactions lock two rows in
+// opposite order; PostgreSQL aborts one with 40P01 and Do runs it again with a
+// fresh memo.
+func TestUnitOfWorkRetriesDeadlocks(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	_, err := db.Owner.Exec(ctx, `CREATE TABLE deadlock_probe (id int PRIMARY KEY, n int);
+		INSERT INTO deadlock_probe VALUES (1, 0), (2, 0);
+		GRANT SELECT, UPDATE ON deadlock_probe TO bothy_app`)
+	require.NoError(t, err)
+	uow := pg.NewUnitOfWork(db.App, 3, 0)
+
+	var runs atomic.Int32
+	both := sync.WaitGroup{}
+	both.Add(2)
+	var ready sync.WaitGroup
+	ready.Add(2)
+	errsOut := make([]error, 2)
+	for i, order := range [][2]int{{1, 2}, {2, 1}} {
+		go func() {
+			defer both.Done()
+			first := true
+			errsOut[i] = uow.Do(ctx, func(ctx context.Context) error {
+				runs.Add(1)
+				_, seen := probeKey.Get(ctx)
+				require.False(t, seen, "every attempt starts with a fresh memo")
+				probeKey.Set(ctx, 1)
+				c := pg.Conn(ctx, db.App)
+				if _, err := c.Exec(ctx, `UPDATE deadlock_probe SET n = n + 1 WHERE id = $1`, order[0]); err != nil {
+					return err
+				}
+				if first {
+					first = false
+					ready.Done()
+					ready.Wait()
+				}
+				_, err := c.Exec(ctx, `UPDATE deadlock_probe SET n = n + 1 WHERE id = $1`, order[1])
+				return err
+			})
+		}()
+	}
+	both.Wait()
+	require.NoError(t, errsOut[0])
+	require.NoError(t, errsOut[1])
+	require.Equal(t, int32(3), runs.Load(), "one of the two ran again after the deadlock")
+	var total int
+	require.NoError(t, db.App.QueryRow(ctx, `SELECT sum(n) FROM deadlock_probe`).Scan(&total))
+	require.Equal(t, 4, total)
+}
+
+func TestRetryable(t *testing.T) {
+	t.Parallel()
+	require.True(t, pg.Retryable(&pgconn.PgError{Code: "40001"}))
+	require.True(t, pg.Retryable(&pgconn.PgError{Code: "40P01"}))
+	require.False(t, pg.Retryable(&pgconn.PgError{Code: "23505"}))
+	require.False(t, pg.Retryable(errors.New("other")))
+}

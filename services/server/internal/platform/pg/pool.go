@@ -1,0 +1,63 @@
+// Package pg is the PostgreSQL platform: the connection pool, the unit of work
+// (kernel/txn implemented over pgx), embedded migrations and the bootstrap of
+// the database roles.
+//
+// Two roles exist (docs/adr/0004-migrations-and-database-roles.md): the
+// migration owner, which owns every table and runs DDL, and bothy_app, which
+// the server runs as and which may only read and write rows. Nothing at run
+// time can change the schema.
+package pg
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options configure a pool.
+type Options struct {
+	// URL is a postgres:// connection URL (database.url). A password inside
+	// the URL is allowed but Password wins when set.
+	URL string
+	// Password is the resolved secret of database.password_ref, or "".
+	Password string
+	// MaxConns caps the pool (database.max_conns); 0 keeps pgx's default.
+	MaxConns int32
+	// ApplicationName shows in pg_stat_activity, for example "bothy-worker".
+	ApplicationName string
+	// StatementTimeout bounds every statement (database.statement_timeout);
+	// 0 leaves the server default.
+	StatementTimeout time.Duration
+}
+
+// Open returns a pool that has answered one ping. It returns an error naming
+// the host and port (never the password) when the database is unreachable.
+func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("pg: database.url does not parse as a PostgreSQL URL")
+	}
+	if o.Password != "" {
+		cfg.ConnConfig.Password = o.Password
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.ApplicationName != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = o.ApplicationName
+	}
+	if o.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprintf("%d", o.StatementTimeout.Milliseconds())
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pg: creating pool for %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pg: connecting to %s:%d as %s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.User, err)
+	}
+	return pool, nil
+}

@@ -1,0 +1,138 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy/server/internal/kernel/txn"
+)
+
+// DBTX is what a query needs: satisfied by *pgxpool.Pool, *pgxpool.Conn and
+// pgx.Tx, and the interface sqlc's generated code accepts.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
+
+type txKey struct{}
+
+// TxFrom returns the transaction of the unit of work in ctx, if any.
+func TxFrom(ctx context.Context) (pgx.Tx, bool) {
+	tx, ok := ctx.Value(txKey{}).(pgx.Tx)
+	return tx, ok
+}
+
+// WithTx returns ctx carrying tx as the ambient transaction. UnitOfWork uses
+// it; tests use it to run adapters inside a transaction they roll back.
+func WithTx(ctx context.Context, tx pgx.Tx) context.Context {
+	return context.WithValue(txn.WithMemo(ctx), txKey{}, tx)
+}
+
+// Conn returns the ambient transaction of ctx, or pool when there is none.
+// Adapters call it on every query so that they join the use case's unit of
+// work without knowing about it.
+func Conn(ctx context.Context, pool *pgxpool.Pool) DBTX {
+	if tx, ok := TxFrom(ctx); ok {
+		return tx
+	}
+	return pool
+}
+
+// UnitOfWork implements txn.UnitOfWork over a pgx pool.
+type UnitOfWork struct {
+	pool        *pgxpool.Pool
+	retryMax    int
+	lockTimeout time.Duration
+}
+
+var _ txn.UnitOfWork = (*UnitOfWork)(nil)
+
+// NewUnitOfWork returns a unit of work over pool. retryMax (database.tx_retry_max)
+// is how many times a transaction is run again after a serialization failure
+// or a deadlock; lockTimeout (database.lock_timeout) bounds every lock wait, so
+// a stuck lock surfaces as an error instead of a hung request. It panics on a
+// nil pool, because that is a wiring bug.
+func NewUnitOfWork(pool *pgxpool.Pool, retryMax int, lockTimeout time.Duration) *UnitOfWork {
+	if pool == nil {
+		panic("pg: NewUnitOfWork needs a pool")
+	}
+	return &UnitOfWork{pool: pool, retryMax: retryMax, lockTimeout: lockTimeout}
+}
+
+// Do implements txn.UnitOfWork. Transactions run at READ COMMITTED; rules that
+// need more take row locks (docs/spec/02-architecture.md 8.2 "Lock order").
+func (u *UnitOfWork) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := TxFrom(ctx); ok {
+		return fn(ctx)
+	}
+	for attempt := 0; ; attempt++ {
+		err := u.once(ctx, fn)
+		if err == nil || !Retryable(err) || attempt >= u.retryMax || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	tx, err := u.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pg: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if u.lockTimeout > 0 {
+		if _, err = tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", u.lockTimeout.Milliseconds())); err != nil {
+			return fmt.Errorf("pg: setting lock_timeout: %w", err)
+		}
+	}
+	if err = fn(WithTx(ctx, tx)); err != nil {
+		return err
+	}
+	if err = tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pg: commit: %w", err)
+	}
+	return nil
+}
+
+// Retryable reports whether err is a serialization failure (40001) or a
+// deadlock (40P01): conflicts that a fresh run of the same transaction can
+// resolve.
+func Retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40001" || pgErr.Code == "40P01"
+	}
+	return false
+}
+
+// IsUniqueViolation reports whether err is a unique violation (23505),
+// optionally of the named constraint.
+func IsUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return constraint == "" || pgErr.ConstraintName == constraint
+	}
+	return false
+}
+
+// IsForeignKeyViolation reports whether err is a foreign key violation
+// (23503), optionally of the named constraint.
+func IsForeignKeyViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+		return constraint == "" || pgErr.ConstraintName == constraint
+	}
+	return false
+}
