@@ -2,7 +2,7 @@
 // (kernel/txn implemented over pgx), embedded migrations and the bootstrap of
 // the database roles.
 //
-// Two roles exist (docs/adr/0004-migrations-and-database-roles.md): the
+// Two roles exist (docs/adr/0007-migrations-and-database-roles.md): the
 // migration owner, which owns every table and runs DDL, and bothy_app, which
 // the server runs as and which may only read and write rows. Nothing at run
 // time can change the schema.
