@@ -1,0 +1,93 @@
+// Package sync is the port of the event-log module: the stored form of a
+// durable event, its public envelope (ADR 0052), the worker consumers that
+// read the log with a cursor (ADR 0051) and the read port other modules use.
+// The package name follows the specification (sync.Event,
+// sync.ConsumerWebhooks); files that also need the standard library's sync
+// import this one as eventsync.
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/eventlog"
+	"bothy/server/internal/kernel/ids"
+)
+
+// Event is a durable event as stored in event_log.
+type Event struct {
+	// Seq is the position in the log; consumers read in Seq order.
+	Seq int64
+	// ID is the event ID (UUIDv7); the webhook-id of its deliveries.
+	ID ids.ID
+	// Type is the durable event type.
+	Type eventlog.Type
+	// ResourceKind and ResourceID name the resource; SpaceID, ChannelID and
+	// ThreadID place it in the chat tree (Zero when not applicable).
+	ResourceKind                             authorize.ResourceKind
+	ResourceID, SpaceID, ChannelID, ThreadID ids.ID
+	// AudiencePrincipalID is set for personal events only.
+	AudiencePrincipalID ids.ID
+	// ReceiveAction is what a receiver must be allowed on the resource.
+	ReceiveAction authorize.Action
+	// ActorID is the principal that caused the event; Zero for the system.
+	ActorID ids.ID
+	// Payload is the type-specific JSON object, without null members.
+	Payload json.RawMessage
+	// Truncated is true when the payload was shortened to fit the limits of
+	// the envelope (docs/spec/04-sync-protocol.md 2.2).
+	Truncated bool
+	// OccurredAt is the commit-time timestamp of the event.
+	OccurredAt time.Time
+}
+
+// DeliveryFields are members that exist per delivery, never in the event log
+// (docs/spec/04-sync-protocol.md 2.2). Zero fields are omitted.
+type DeliveryFields struct {
+	// SyncEpoch is instance.sync_epoch at delivery time; only webhook
+	// deliveries carry it.
+	SyncEpoch ids.ID
+}
+
+// ConsumerName names a worker consumer of the event log.
+type ConsumerName string
+
+// ConsumerWebhooks is the consumer that turns events into webhook deliveries.
+const ConsumerWebhooks ConsumerName = "webhooks"
+
+// ConsumerHandler handles the events of one consumer. The frame calls
+// HandleEvent once per event in Seq order inside the round's transaction
+// (the ambient unit of work of ctx); an error rolls back the round, so
+// neither the handler's writes nor the cursor move. A handler writes only its
+// module's rows and jobs, calls nothing outside the process and appends no
+// durable event.
+type ConsumerHandler interface {
+	HandleEvent(ctx context.Context, ev Event) error
+}
+
+// ConsumerLossHandler is implemented by handlers that must learn about events
+// the consumer lost because its cursor fell behind sync.event_retention. The
+// round calls HandleLost once, in its transaction, before the first
+// HandleEvent, with the lost range [from, to]; an error rolls the round back.
+type ConsumerLossHandler interface {
+	HandleLost(ctx context.Context, from, to int64) error
+}
+
+// Consumers registers consumer handlers before the worker's runner starts.
+type Consumers interface {
+	// Register binds h to name. It returns an error for a second handler
+	// of the same name or after the runner started.
+	Register(name ConsumerName, h ConsumerHandler) error
+}
+
+// LogReader reads single events from the log.
+type LogReader interface {
+	// EventBySeq returns the event at seq; false when it is not (or no
+	// longer) in the log.
+	EventBySeq(ctx context.Context, seq int64) (Event, bool, error)
+	// MinRetainedSeq returns the lowest seq still in the log, or the next seq
+	// to be written when the log is empty.
+	MinRetainedSeq(ctx context.Context) (int64, error)
+}
