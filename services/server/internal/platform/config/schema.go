@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -34,7 +35,14 @@ func (r *Registry) Schema() ([]byte, error) {
 		}
 		node["properties"].(map[string]any)[parts[len(parts)-1]] = r.keySchema(k)
 	}
-	return json.MarshalIndent(root, "", "  ")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep <secrets.dir> readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 func schemaObject() map[string]any {
@@ -124,7 +132,7 @@ func (r *Registry) keySchema(k Key) map[string]any {
 		for i, sc := range k.Schemes {
 			quoted[i] = regexp.QuoteMeta(sc)
 		}
-		text(optionalPattern(`(` + strings.Join(quoted, "|") + `)://.+`, k.Optional))
+		text(optionalPattern(`(`+strings.Join(quoted, "|")+`)://.+`, k.Optional))
 		s["format"] = "uri"
 	case KindSecretRef:
 		text(optionalPattern(`file:.+`, k.Optional))
