@@ -38,21 +38,37 @@ var configKeyGroups = []func() []config.Key{
 // struct does not cover. Area structs are what wire hands to the Options of
 // platform packages and adapters.
 type Config struct {
-	Log       LogConfig
-	OTel      OTelConfig
-	Secrets   SecretsConfig
-	HTTP      HTTPConfig
+	// Log holds log.*.
+	Log LogConfig
+	// OTel holds otel.*.
+	OTel OTelConfig
+	// Secrets holds secrets.*.
+	Secrets SecretsConfig
+	// HTTP holds http.*.
+	HTTP HTTPConfig
+	// RateLimit holds ratelimit.*.
 	RateLimit RateLimitConfig
-	Database  DatabaseConfig
-	Jobs      JobsConfig
-	Sync      SyncConfig
-	Consumer  ConsumerConfig
-	Identity  IdentityConfig
-	Agent     AgentConfig
-	Instance  InstanceConfig
-	Egress    EgressConfig
-	Webhook   WebhookConfig
-	Chat      ChatConfig
+	// Database holds database.*.
+	Database DatabaseConfig
+	// Jobs holds jobs.*.
+	Jobs JobsConfig
+	// Sync holds sync.*.
+	Sync SyncConfig
+	// Consumer holds consumer.*.
+	Consumer ConsumerConfig
+	// Identity holds identity.*.
+	Identity IdentityConfig
+	// Agent holds agent.*.
+	Agent AgentConfig
+	// Instance holds instance.*.
+	Instance InstanceConfig
+	// Egress holds egress.*.
+	Egress EgressConfig
+	// Webhook holds webhook.*, including webhook.allowed_hosts.
+	Webhook WebhookConfig
+	// Chat holds chat.*.
+	Chat ChatConfig
+	// Retention holds retention.*.
 	Retention RetentionConfig
 
 	// Values are the validated values behind the structs.

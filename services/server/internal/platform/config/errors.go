@@ -12,9 +12,12 @@ type Source string
 
 // The sources, in increasing precedence.
 const (
+	// SourceDefault: the registry's default.
 	SourceDefault Source = "default"
-	SourceFile    Source = "file"
-	SourceEnv     Source = "env"
+	// SourceFile: the YAML file.
+	SourceFile Source = "file"
+	// SourceEnv: a BOTHY_ environment variable.
+	SourceEnv Source = "env"
 )
 
 // Problem is one defect of a configuration. It never holds a value.
@@ -60,6 +63,7 @@ func (p Problem) String() string {
 // Error is returned by loading, by checks and by NewRegistry: every problem
 // found, ordered by key. Use errors.As to read the problems.
 type Error struct {
+	// Problems lists every problem, ordered by key, check and variable.
 	Problems []Problem
 }
 

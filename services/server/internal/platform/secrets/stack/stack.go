@@ -109,8 +109,10 @@ var ErrDirectoryOpen = errors.New("stack: the secrets directory (secrets.dir) is
 // Result tells which secrets Init created and which it found and kept, by
 // name, in catalogue order.
 type Result struct {
+	// Created lists the secrets Init wrote.
 	Created []string
-	Kept    []string
+	// Kept lists the secrets whose files existed and were left unchanged.
+	Kept []string
 }
 
 // Init creates dir with mode 0700 when missing, then every catalogue secret
