@@ -34,3 +34,15 @@ test-short: pg-install ## Run the tests without -race (faster feedback).
 .PHONY: migrations-lock
 migrations-lock: ## Record the checksums of the migrations in migrations.sha256.
 	cd $(SERVER)/migrations && sha256sum [0-9]*.sql > migrations.sha256
+
+CONFIG_DOC := docs/operations/configuration.md
+
+.PHONY: config-reference
+config-reference: ## Regenerate section 4 of docs/operations/configuration.md from the key registry.
+	cd $(SERVER) && $(GO) run ./cmd/bothy config reference --write $(CURDIR)/$(CONFIG_DOC)
+
+.PHONY: config-doc-check
+config-doc-check: ## Fail when docs/operations/configuration.md section 4 differs from the key registry.
+	@tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; cp $(CONFIG_DOC) "$$tmp"; \
+	(cd $(SERVER) && $(GO) run ./cmd/bothy config reference --write "$$tmp"); \
+	diff -u $(CONFIG_DOC) "$$tmp" || { echo "$(CONFIG_DOC) is out of date: run make config-reference" >&2; exit 1; }

@@ -24,6 +24,8 @@ type command struct {
 // commands lists every subcommand; each lives in its own cmd_<name>.go file.
 var commands = map[string]command{
 	"version": {"print the version", runVersion},
+	"config":  {"check the configuration, print its reference or JSON Schema", runConfig},
+	"secrets": {"create the missing generated secrets (secrets init)", runSecrets},
 }
 
 // errUsage marks a wrong invocation; main exits with status 2 for it.

@@ -1,0 +1,50 @@
+package wire
+
+import (
+	"time"
+
+	"bothy/server/internal/platform/config"
+)
+
+// databaseConfigKeys are the keys of the PostgreSQL connections and the unit
+// of work.
+func databaseConfigKeys() []config.Key {
+	return []config.Key{
+		{Name: "database.url", Kind: config.KindURL, Default: "postgres://bothy_app@127.0.0.1:5432/bothy?sslmode=disable", Schemes: []string{"postgres", "postgresql"}, Secret: true, Chapter: chapter02,
+			Doc: "Connection URL of the runtime role bothy_app; a password is better kept in database.password_ref than in the URL."},
+		{Name: "database.password_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/database_app_password", Optional: true, Chapter: chapter02,
+			Doc: "Reference to the password of bothy_app; empty connects with the URL as it is."},
+		{Name: "database.migration_url", Kind: config.KindURL, Default: "postgres://bothy_owner@127.0.0.1:5432/bothy?sslmode=disable", Schemes: []string{"postgres", "postgresql"}, Secret: true, Chapter: chapter02,
+			Doc: "Connection URL of the migration owner role bothy_owner, used by `bothy migrate`."},
+		{Name: "database.migration_password_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/database_owner_password", Optional: true, Chapter: chapter02,
+			Doc: "Reference to the password of bothy_owner; empty connects with the URL as it is."},
+		{Name: "database.max_conns", Kind: config.KindInt, Default: "10", Min: "1", Max: "1000", Unit: "connections", Chapter: chapter02,
+			Doc: "Largest number of connections in the pool of one process."},
+		{Name: "database.tx_retry_max", Kind: config.KindInt, Default: "3", Min: "0", Max: "10", Unit: "retries", Chapter: chapter02,
+			Doc: "How often a unit of work runs again after a serialization failure or a deadlock."},
+		{Name: "database.lock_timeout", Kind: config.KindDuration, Default: "5s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
+			Doc: "Longest wait for a lock inside a unit of work (SET LOCAL lock_timeout); a timeout fails the unit of work."},
+		{Name: "database.statement_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", Max: "1h", Chapter: chapter02,
+			Doc: "Longest run time of one statement; 0s keeps the database server's setting."},
+	}
+}
+
+// DatabaseConfig holds the connection and transaction settings.
+type DatabaseConfig struct {
+	// URL is database.url (secret-bearing: never log it).
+	URL string `config:"database.url"`
+	// PasswordRef is database.password_ref, placeholders resolved.
+	PasswordRef string `config:"database.password_ref"`
+	// MigrationURL is database.migration_url (secret-bearing).
+	MigrationURL string `config:"database.migration_url"`
+	// MigrationPasswordRef is database.migration_password_ref.
+	MigrationPasswordRef string `config:"database.migration_password_ref"`
+	// MaxConns is database.max_conns.
+	MaxConns int32 `config:"database.max_conns"`
+	// TxRetryMax is database.tx_retry_max.
+	TxRetryMax int `config:"database.tx_retry_max"`
+	// LockTimeout is database.lock_timeout.
+	LockTimeout time.Duration `config:"database.lock_timeout"`
+	// StatementTimeout is database.statement_timeout; 0 keeps the server's.
+	StatementTimeout time.Duration `config:"database.statement_timeout"`
+}

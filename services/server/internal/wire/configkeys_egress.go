@@ -1,0 +1,35 @@
+package wire
+
+import (
+	"time"
+
+	"bothy/server/internal/kernel/hostlist"
+	"bothy/server/internal/platform/config"
+)
+
+// egressConfigKeys are the keys of the egress client that every outgoing
+// connection goes through (SEC-NET-1 to SEC-NET-5).
+func egressConfigKeys() []config.Key {
+	return []config.Key{
+		{Name: "egress.allowed_hosts", Kind: config.KindHostList, Chapter: chapter19,
+			Doc: "Operator entries host[:port][;allow_private]; only an entry with ;allow_private lets its host resolve to a loopback, private or link-local address."},
+		{Name: "egress.timeout", Kind: config.KindDuration, Default: "10s", Min: "0s", MinExclusive: true, Max: "5m", Chapter: chapter19,
+			Doc: "Time limit of one outgoing request, from dialling to the last byte read, when the caller sets no shorter one."},
+		{Name: "egress.max_response_bytes", Kind: config.KindByteSize, Default: "64KiB", Min: "1KiB", Max: "16MiB", Chapter: chapter19,
+			Doc: "Most bytes of a response body the egress client reads; the rest is discarded unread."},
+		{Name: "egress.extra_ca_file", Kind: config.KindPath, Optional: true, Chapter: chapter19,
+			Doc: "PEM file of extra trusted certificate authorities for outgoing TLS (test receivers, the demo); empty trusts the system roots only."},
+	}
+}
+
+// EgressConfig holds the egress client settings.
+type EgressConfig struct {
+	// AllowedHosts is egress.allowed_hosts.
+	AllowedHosts hostlist.List `config:"egress.allowed_hosts"`
+	// Timeout is egress.timeout.
+	Timeout time.Duration `config:"egress.timeout"`
+	// MaxResponseBytes is egress.max_response_bytes.
+	MaxResponseBytes int64 `config:"egress.max_response_bytes"`
+	// ExtraCAFile is egress.extra_ca_file; empty means none.
+	ExtraCAFile string `config:"egress.extra_ca_file"`
+}

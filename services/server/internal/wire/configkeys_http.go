@@ -1,0 +1,53 @@
+package wire
+
+import (
+	"time"
+
+	"bothy/server/internal/platform/config"
+)
+
+// httpConfigKeys are the keys of the two HTTP listeners and the rate limits
+// of the public API.
+func httpConfigKeys() []config.Key {
+	return []config.Key{
+		{Name: "http.listen_address", Kind: config.KindAddress, Default: "127.0.0.1:8080", Chapter: chapter06,
+			Doc: "Address of the public API listener (roles api and all)."},
+		{Name: "http.operator_listen_address", Kind: config.KindAddress, Default: "127.0.0.1:9090", Chapter: chapter02,
+			Doc: "Address of the operator listener with metrics and health endpoints, in every role; keep it off the public network."},
+		{Name: "http.read_header_timeout", Kind: config.KindDuration, Default: "10s", Min: "0s", MinExclusive: true, Max: "5m", Chapter: chapter06,
+			Doc: "Time a client has to send the request headers, against slow-header attacks."},
+		{Name: "http.max_body_bytes", Kind: config.KindByteSize, Default: "1MiB", Min: "1KiB", Max: "64MiB", Chapter: chapter06,
+			Doc: "Largest request body the API reads; a larger one is answered with 413 payload_too_large."},
+		{Name: "http.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
+			Doc: "Time in-flight requests get to finish after SIGTERM before the listeners close them."},
+		{Name: "ratelimit.public_auth.per_minute", Kind: config.KindInt, Default: "30", Min: "1", Max: "100000", Unit: "requests", Chapter: chapter06,
+			Doc: "Sustained requests per minute and client address in the rate limit class public_auth (sign-in, step-up, public discovery)."},
+		{Name: "ratelimit.public_auth.burst", Kind: config.KindInt, Default: "10", Min: "1", Max: "10000", Unit: "requests", Chapter: chapter06,
+			Doc: "Requests a client address may make at once in the class public_auth before ratelimit.public_auth.per_minute applies."},
+	}
+}
+
+// HTTPConfig holds the listener settings.
+type HTTPConfig struct {
+	// ListenAddress is http.listen_address.
+	ListenAddress string `config:"http.listen_address"`
+	// OperatorListenAddress is http.operator_listen_address.
+	OperatorListenAddress string `config:"http.operator_listen_address"`
+	// ReadHeaderTimeout is http.read_header_timeout.
+	ReadHeaderTimeout time.Duration `config:"http.read_header_timeout"`
+	// MaxBodyBytes is http.max_body_bytes.
+	MaxBodyBytes int64 `config:"http.max_body_bytes"`
+	// ShutdownTimeout is http.shutdown_timeout.
+	ShutdownTimeout time.Duration `config:"http.shutdown_timeout"`
+}
+
+// RateLimitConfig holds the rate limit classes.
+type RateLimitConfig struct {
+	// PublicAuth is the class public_auth.
+	PublicAuth struct {
+		// PerMinute is ratelimit.public_auth.per_minute.
+		PerMinute int `config:"ratelimit.public_auth.per_minute"`
+		// Burst is ratelimit.public_auth.burst.
+		Burst int `config:"ratelimit.public_auth.burst"`
+	}
+}

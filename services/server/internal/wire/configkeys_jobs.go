@@ -1,0 +1,44 @@
+package wire
+
+import (
+	"time"
+
+	"bothy/server/internal/platform/config"
+)
+
+// jobsConfigKeys are the keys of the River job runtime of the worker role.
+func jobsConfigKeys() []config.Key {
+	return []config.Key{
+		{Name: "jobs.queue.default.max_workers", Kind: config.KindInt, Default: "10", Min: "1", Max: "10000", Unit: "jobs", Chapter: chapter02,
+			Doc: "Jobs of the queue default that one worker process runs at once."},
+		{Name: "jobs.queue.delivery.max_workers", Kind: config.KindInt, Default: "20", Min: "1", Max: "10000", Unit: "jobs", Chapter: chapter02,
+			Doc: "Jobs of the queue delivery (webhook deliveries) that one worker process runs at once."},
+		{Name: "jobs.queue.maintenance.max_workers", Kind: config.KindInt, Default: "2", Min: "1", Max: "10000", Unit: "jobs", Chapter: chapter02,
+			Doc: "Jobs of the queue maintenance (retention, rotation) that one worker process runs at once."},
+		{Name: "jobs.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
+			Doc: "Graceful stop deadline: time in-flight jobs get to finish after SIGTERM before they are cancelled and retried later."},
+		{Name: "jobs.fetch_poll_interval", Kind: config.KindDuration, Default: "250ms", Min: "1ms", Max: "1m", Chapter: chapter02,
+			Doc: "Interval of the periodic fetch of available jobs, the backstop when no insert notification arrives."},
+		{Name: "jobs.fetch_cooldown", Kind: config.KindDuration, Default: "20ms", Min: "1ms", Max: "10s", Chapter: chapter02,
+			Doc: "Shortest pause between two fetches, which bounds the fetch load when many jobs are inserted at once."},
+	}
+}
+
+// JobsConfig holds the job runtime settings.
+type JobsConfig struct {
+	// Queues holds the worker counts per queue.
+	Queues struct {
+		// DefaultMaxWorkers is jobs.queue.default.max_workers.
+		DefaultMaxWorkers int `config:"jobs.queue.default.max_workers"`
+		// DeliveryMaxWorkers is jobs.queue.delivery.max_workers.
+		DeliveryMaxWorkers int `config:"jobs.queue.delivery.max_workers"`
+		// MaintenanceMaxWorkers is jobs.queue.maintenance.max_workers.
+		MaintenanceMaxWorkers int `config:"jobs.queue.maintenance.max_workers"`
+	}
+	// ShutdownTimeout is jobs.shutdown_timeout.
+	ShutdownTimeout time.Duration `config:"jobs.shutdown_timeout"`
+	// FetchPollInterval is jobs.fetch_poll_interval.
+	FetchPollInterval time.Duration `config:"jobs.fetch_poll_interval"`
+	// FetchCooldown is jobs.fetch_cooldown.
+	FetchCooldown time.Duration `config:"jobs.fetch_cooldown"`
+}

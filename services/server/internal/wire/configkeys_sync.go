@@ -1,0 +1,37 @@
+package wire
+
+import (
+	"time"
+
+	"bothy/server/internal/platform/config"
+)
+
+// syncConfigKeys are the keys of the event log and its worker consumers.
+func syncConfigKeys() []config.Key {
+	return []config.Key{
+		{Name: "sync.event_retention", Kind: config.KindDuration, Default: "30d", Min: "1d", Max: "3650d", Chapter: chapter04,
+			Doc: "How long events stay in the event log; a consumer or delivery that falls behind it finds a gap."},
+		{Name: "sync.partition_interval", Kind: config.KindDuration, Default: "1d", Min: "1h", Max: "31d", Chapter: chapter03,
+			Doc: "Time span of one partition of the event log; retention drops whole partitions."},
+		{Name: "consumer.batch_size", Kind: config.KindInt, Default: "500", Min: "1", Max: "10000", Unit: "events", Chapter: chapter02,
+			Doc: "Most events a worker consumer reads in one round, which is one transaction."},
+		{Name: "consumer.poll_interval", Kind: config.KindDuration, Default: "500ms", Min: "10ms", Max: "1m", Chapter: chapter02,
+			Doc: "Pause of a worker consumer that found no new event before it reads again."},
+	}
+}
+
+// SyncConfig holds the event log settings.
+type SyncConfig struct {
+	// EventRetention is sync.event_retention.
+	EventRetention time.Duration `config:"sync.event_retention"`
+	// PartitionInterval is sync.partition_interval.
+	PartitionInterval time.Duration `config:"sync.partition_interval"`
+}
+
+// ConsumerConfig holds the settings of the worker consumers.
+type ConsumerConfig struct {
+	// BatchSize is consumer.batch_size.
+	BatchSize int `config:"consumer.batch_size"`
+	// PollInterval is consumer.poll_interval.
+	PollInterval time.Duration `config:"consumer.poll_interval"`
+}

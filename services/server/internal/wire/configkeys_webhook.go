@@ -1,0 +1,64 @@
+package wire
+
+import (
+	"time"
+
+	"bothy/server/internal/kernel/hostlist"
+	"bothy/server/internal/platform/config"
+)
+
+// webhookConfigKeys are the keys of outgoing webhook delivery (Design note
+// 15 of M2-26). webhook.allowed_hosts is registered once, in
+// appsConfigKeys; webhook.receiver_tolerance is a receiver value and has no
+// server key.
+func webhookConfigKeys() []config.Key {
+	return []config.Key{
+		{Name: "webhook.delivery_timeout", Kind: config.KindDuration, Default: "10s", Min: "0s", MinExclusive: true, Max: "5m", Chapter: chapter11,
+			Doc: "Time limit of one delivery attempt, and the lease after which an unfinished attempt is sent again."},
+		{Name: "webhook.max_consecutive_failures", Kind: config.KindInt, Default: "50", Min: "1", Unit: "failures", Chapter: chapter03,
+			Doc: "Failed attempts in a row after which a subscription is disabled; throttled attempts do not count."},
+		{Name: "webhook.retry_backoff_base", Kind: config.KindDuration, Default: "5s", Min: "0s", MinExclusive: true, Chapter: chapter03,
+			Doc: "First retry delay; every further failure doubles it, with full jitter, up to webhook.retry_backoff_cap."},
+		{Name: "webhook.retry_backoff_cap", Kind: config.KindDuration, Default: "1h", Min: "0s", MinExclusive: true, Chapter: chapter03,
+			Doc: "Largest retry delay of the exponential backoff."},
+		{Name: "webhook.max_pending_per_subscription", Kind: config.KindInt, Default: "10000", Min: "1", Unit: "deliveries", Chapter: chapter11,
+			Doc: "Delivery quota: a subscription whose open deliveries reach this number is paused."},
+		{Name: "webhook.retry_max_age", Kind: config.KindDuration, Default: "3d", Min: "0s", MinExclusive: true, Chapter: chapter11,
+			Doc: "Age of an undelivered delivery after which it is dead and its subscription disabled."},
+		{Name: "webhook.secret_rotation_overlap", Kind: config.KindDuration, Default: "24h", Min: "0s", MinExclusive: true, Chapter: chapter11,
+			Doc: "How long the server signs with the previous HMAC secret generation as well after rotate_hmac_secret."},
+		{Name: "webhook.hmac_master_key_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/webhook_hmac_master_key", Chapter: chapter11,
+			Doc: "Reference to the master key from which the HMAC secrets of the subscriptions are derived (docs/api/webhooks.md section 2.1)."},
+		{Name: "webhook.chain_max_deliveries", Kind: config.KindInt, Default: "100", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter02,
+			Doc: "Budget of one run of the delivery job: most deliveries it sends before it leaves the next head to a new job."},
+		{Name: "webhook.chain_max_duration", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
+			Doc: "Budget of one run of the delivery job: how long it goes on with the next head before it leaves it to a new job."},
+	}
+}
+
+// WebhookConfig holds the outgoing webhook settings; the webhook egress
+// client, the sender and the delivery job are built from it.
+type WebhookConfig struct {
+	// AllowedHosts is webhook.allowed_hosts (registered in appsConfigKeys).
+	AllowedHosts hostlist.List `config:"webhook.allowed_hosts"`
+	// DeliveryTimeout is webhook.delivery_timeout.
+	DeliveryTimeout time.Duration `config:"webhook.delivery_timeout"`
+	// MaxConsecutiveFailures is webhook.max_consecutive_failures.
+	MaxConsecutiveFailures int `config:"webhook.max_consecutive_failures"`
+	// RetryBackoffBase is webhook.retry_backoff_base.
+	RetryBackoffBase time.Duration `config:"webhook.retry_backoff_base"`
+	// RetryBackoffCap is webhook.retry_backoff_cap.
+	RetryBackoffCap time.Duration `config:"webhook.retry_backoff_cap"`
+	// MaxPendingPerSubscription is webhook.max_pending_per_subscription.
+	MaxPendingPerSubscription int `config:"webhook.max_pending_per_subscription"`
+	// RetryMaxAge is webhook.retry_max_age.
+	RetryMaxAge time.Duration `config:"webhook.retry_max_age"`
+	// SecretRotationOverlap is webhook.secret_rotation_overlap.
+	SecretRotationOverlap time.Duration `config:"webhook.secret_rotation_overlap"`
+	// HMACMasterKeyRef is webhook.hmac_master_key_ref, placeholders resolved.
+	HMACMasterKeyRef string `config:"webhook.hmac_master_key_ref"`
+	// ChainMaxDeliveries is webhook.chain_max_deliveries.
+	ChainMaxDeliveries int `config:"webhook.chain_max_deliveries"`
+	// ChainMaxDuration is webhook.chain_max_duration.
+	ChainMaxDuration time.Duration `config:"webhook.chain_max_duration"`
+}
