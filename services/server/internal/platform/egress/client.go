@@ -116,7 +116,9 @@ func New(opts Options, deps Deps) (*Client, error) {
 		DialContext: c.dial,
 		// The transport sets ServerName to the requested host, so the
 		// certificate is verified for the name the policy allowed.
-		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: opts.RootCAs},
+		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: opts.RootCAs},
+		// The handshake also runs on the detached dial context (see dial).
+		TLSHandshakeTimeout:    opts.Timeout,
 		ForceAttemptHTTP2:      true,
 		DisableCompression:     true,
 		MaxResponseHeaderBytes: opts.MaxResponseBytes,
@@ -280,6 +282,12 @@ func (c *Client) dial(ctx context.Context, network, address string) (net.Conn, e
 	}
 	allowPrivate := c.allowPrivate(host, port)
 
+	// The transport dials with a context detached from the request (so a
+	// finished dial can serve a later request): it carries no deadline. Bound
+	// lookup and connect here, or a silent DNS server or address would hold
+	// this goroutine and its socket long after Do returned.
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	addrs, err := c.resolve(ctx, host)
 	if err != nil {
 		return nil, err

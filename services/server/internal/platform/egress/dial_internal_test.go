@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -214,4 +215,72 @@ func TestNewCopiesTheHostLists(t *testing.T) {
 	policy := NewHostPolicy(hosts)
 	hosts[0].Host = "other.example.com"
 	require.True(t, policy.Allows(hooksHost, b.srv.Port), "a change to the list after NewHostPolicy has no effect")
+}
+
+// blockingResolver answers no lookup until its context ends, then reports
+// that on returned.
+type blockingResolver struct{ returned chan error }
+
+func (r blockingResolver) LookupNetIP(ctx context.Context, _, _ string) ([]netip.Addr, error) {
+	<-ctx.Done()
+	r.returned <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+// The transport dials with a context detached from the request, so the
+// request's deadline does not end a dial; the dialer must bound itself or a
+// silent DNS server or receiver would hold a goroutine and a socket forever.
+func TestDialIsBoundedByTheTimeoutOnItsOwn(t *testing.T) {
+	t.Parallel()
+	b := setupDial(t)
+	c := b.client(t, true)
+	res := blockingResolver{returned: make(chan error, 1)}
+	c.resolver = res
+	c.timeout = 100 * time.Millisecond
+
+	_, err := b.do(t, c)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, <-res.returned, context.DeadlineExceeded, "the lookup ended by the dialer's own deadline")
+}
+
+func TestDoAbandonsASilentTLSHandshake(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	closed := make(chan struct{})
+	go func() {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		// Never answer the ClientHello; wait for the client to give up.
+		_, _ = io.Copy(io.Discard, conn)
+		close(closed)
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	hostPort := fmt.Sprintf("%s:%d", hooksHost, port)
+	hosts, err := hostlist.Parse([]string{hostPort})
+	require.NoError(t, err)
+	private, err := hostlist.Parse([]string{hostPort + ";allow_private"})
+	require.NoError(t, err)
+	logger, _ := egresstest.NewLogs()
+	c, err := New(Options{
+		Purpose: "webhook", Hosts: NewHostPolicy(hosts), Private: private,
+		Timeout: 100 * time.Millisecond, MaxResponseBytes: 1 << 10,
+	}, Deps{
+		Resolver: egresstest.NewResolver(map[string][]netip.Addr{hooksHost: addrs("127.0.0.1")}),
+		Meter:    egresstest.NewMetrics(t).Provider(),
+		Logger:   logger,
+	})
+	require.NoError(t, err)
+
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "https://"+hostPort+"/", nil)
+	require.NoError(t, err)
+	_, err = c.Do(req)
+	var te *TransportError
+	require.ErrorAs(t, err, &te)
+	require.True(t, te.Timeout())
+	<-closed // the background handshake was given up, not left hanging
 }
