@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"log/slog"
+	"net"
 	"net/netip"
 	"slices"
 	"time"
@@ -87,6 +88,8 @@ type Resolver interface {
 	// "ip6".
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
+
+var _ Resolver = (*net.Resolver)(nil)
 
 // Deps are the collaborators of a client.
 type Deps struct {
