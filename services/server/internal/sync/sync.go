@@ -87,7 +87,11 @@ type LogReader interface {
 	// EventBySeq returns the event at seq; false when it is not (or no
 	// longer) in the log.
 	EventBySeq(ctx context.Context, seq int64) (Event, bool, error)
-	// MinRetainedSeq returns the lowest seq still in the log, or the next seq
-	// to be written when the log is empty.
+	// MinRetainedSeq returns the lowest seq a reader can still find: every
+	// committed event at or above it is in the log, every event below it
+	// was dropped by retention (sync.event_retention). On an empty log it
+	// is the lowest seq the next append may get. It is one above the
+	// retention watermark, not min(seq): a seq burnt by a rolled-back
+	// append never held an event and is not reported as lost.
 	MinRetainedSeq(ctx context.Context) (int64, error)
 }

@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/eventlog"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/sync/domain"
+)
+
+// AppenderOptions configure the Appender.
+type AppenderOptions struct {
+	// PayloadTextMaxBytes is sync.payload_text_max_bytes: the most bytes
+	// of one string in a payload; longer text is cut and the event marked
+	// truncated (docs/spec/04-sync-protocol.md 2.2 rule 4). At least 1.
+	PayloadTextMaxBytes int
+}
+
+// Appender implements kernel/eventlog.Appender over event_log.
+type Appender struct {
+	clock clock.Clock
+	opts  AppenderOptions
+}
+
+var _ eventlog.Appender = (*Appender)(nil)
+
+// NewAppender returns an appender stamping events with clk. It returns an
+// error for a nil clock or invalid options.
+func NewAppender(clk clock.Clock, o AppenderOptions) (*Appender, error) {
+	if clk == nil {
+		return nil, errors.New("sync: NewAppender needs a clock")
+	}
+	if o.PayloadTextMaxBytes < 1 {
+		return nil, errors.New("sync: sync.payload_text_max_bytes must be at least 1")
+	}
+	return &Appender{clock: clk, opts: o}, nil
+}
+
+const insertEvent = `
+INSERT INTO event_log (seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id,
+	audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at)
+VALUES (nextval('event_log_seq'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+RETURNING seq`
+
+// Append implements eventlog.Appender. It validates ev (domain.PrepareAppend),
+// then, in the unit of work of ctx and in one round trip: takes the append
+// lock, allocates the seq, inserts the row and notifies NotifyChannel.
+//
+// Why the lock: a sequence hands out numbers in call order, but transactions
+// commit in any order. Without the lock a consumer could read seq 8, move its
+// cursor there and never see seq 7 committing a moment later. With
+// pg_advisory_xact_lock taken right before nextval and held until commit,
+// seq order is commit order. The price: transactions that append run their
+// remaining work after the append one at a time, so a use case appends its
+// event as its last write (ADR 0051).
+//
+// occurred_at is the clock's time cut to microseconds (the precision of
+// timestamptz), so the stored and the returned time are equal.
+//
+// Errors: ErrNoUnitOfWork outside a unit of work, the domain errors of
+// PrepareAppend, ErrNoPartition when no partition covers the time, and
+// internal errors from the database.
+func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appended, error) {
+	tx, ok := pg.TxFrom(ctx)
+	if !ok {
+		return eventlog.Appended{}, ErrNoUnitOfWork
+	}
+	p, err := domain.PrepareAppend(ev, a.opts.PayloadTextMaxBytes)
+	if err != nil {
+		return eventlog.Appended{}, err
+	}
+	id := ids.New()
+	at := a.clock.Now().UTC().Truncate(time.Microsecond)
+
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock($1, 0)`, LockClassAppend)
+	var seq int64
+	b.Queue(insertEvent, id, string(ev.Type), string(p.Info.ResourceKind), ev.ResourceID, ev.SpaceID,
+		ev.ChannelID, ev.ThreadID, ev.AudiencePrincipalID, string(p.Info.ReceiveAction), ev.ActorID,
+		p.Payload, p.Truncated, at).QueryRow(func(row pgx.Row) error { return row.Scan(&seq) })
+	b.Queue(`SELECT pg_notify($1, '')`, NotifyChannel)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		if missingPartition(err) {
+			return eventlog.Appended{}, ErrNoPartition
+		}
+		return eventlog.Appended{}, errs.Wrap(err, "sync: appending the event failed")
+	}
+	return eventlog.Appended{Seq: seq, ID: id}, nil
+}
+
+// missingPartition reports PostgreSQL's "no partition of relation ... found
+// for row" (23514 without a constraint name, unlike the table's checks).
+func missingPartition(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.ConstraintName == "" &&
+		strings.HasPrefix(pgErr.Message, "no partition of relation")
+}

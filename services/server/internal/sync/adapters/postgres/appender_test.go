@@ -1,0 +1,176 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/eventlog"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/sync/adapters/postgres"
+	"bothy/server/internal/sync/domain"
+)
+
+func TestAppendStoresTheEventInTheUnitOfWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.clock.Set(start.Add(1234567891 * time.Nanosecond))
+	thread := ids.New()
+	ev := messageEvent("hello Sam")
+	ev.ThreadID = thread
+	var got eventlog.Appended
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		var err error
+		got, err = b.appender.Append(ctx, ev)
+		return err
+	}))
+	require.Equal(t, int64(1), got.Seq)
+	require.False(t, got.ID.IsZero())
+
+	stored, ok, err := b.log.EventBySeq(ctx, got.Seq)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, got.ID, stored.ID)
+	require.Equal(t, eventlog.MessageCreated, stored.Type)
+	require.Equal(t, authorize.KindMessage, stored.ResourceKind, "from the catalogue")
+	require.Equal(t, authorize.MessageRead, stored.ReceiveAction, "from the catalogue")
+	require.Equal(t, ev.ResourceID, stored.ResourceID)
+	require.Equal(t, support, stored.SpaceID)
+	require.Equal(t, allgemein, stored.ChannelID)
+	require.Equal(t, thread, stored.ThreadID)
+	require.True(t, stored.AudiencePrincipalID.IsZero(), "NULL reads as Zero")
+	require.Equal(t, alex, stored.ActorID)
+	require.JSONEq(t, `{"author_id":"`+alex.String()+`","text":"hello Sam"}`, string(stored.Payload))
+	require.False(t, stored.Truncated)
+	require.Equal(t, start.Add(1234567*time.Microsecond), stored.OccurredAt, "the fake clock's time cut to microseconds")
+}
+
+func TestAppendPersonalEventAndTruncatedText(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	app := ids.New()
+	var got eventlog.Appended
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		var err error
+		got, err = b.appender.Append(ctx, eventlog.Event{
+			Type: eventlog.AppInstallationUpdated, ResourceID: ids.New(), AudiencePrincipalID: app,
+			Payload: map[string]any{"note": strings.Repeat("x", 100)},
+		})
+		return err
+	}))
+	stored, ok, err := b.log.EventBySeq(ctx, got.Seq)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, app, stored.AudiencePrincipalID)
+	require.Equal(t, authorize.ReceiveSelf, stored.ReceiveAction)
+	require.True(t, stored.ActorID.IsZero(), "a system event has no actor")
+	require.True(t, stored.Truncated)
+	var p map[string]string
+	require.NoError(t, json.Unmarshal(stored.Payload, &p))
+	require.Len(t, p["note"], 64, "cut to sync.payload_text_max_bytes")
+}
+
+func TestAppendOutsideAUnitOfWorkIsAnError(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := b.appender.Append(context.Background(), messageEvent("hello"))
+	require.ErrorIs(t, err, postgres.ErrNoUnitOfWork)
+	require.Zero(t, countEvents(t, b.db))
+}
+
+func TestAppendRejectsInvalidEventsAndStoresNothing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		ev   eventlog.Event
+		want error
+	}{
+		{"a payload with a null deep inside", eventlog.Event{Type: eventlog.MessageCreated, ResourceID: ids.New(),
+			Payload: map[string]any{"a": []any{map[string]any{"b": nil}}}}, domain.ErrPayloadNull},
+		{"a type outside the catalogue", eventlog.Event{Type: "message.exploded", ResourceID: ids.New()}, domain.ErrUnknownType},
+		{"a personal type without audience", eventlog.Event{Type: eventlog.AppInstallationUpdated, ResourceID: ids.New()}, domain.ErrAudience},
+		{"a shared type with an audience", eventlog.Event{Type: eventlog.ChannelCreated, ResourceID: ids.New(), AudiencePrincipalID: alex}, domain.ErrAudience},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			err := b.uow.Do(context.Background(), func(ctx context.Context) error {
+				_, err := b.appender.Append(ctx, tc.ev)
+				return err
+			})
+			require.ErrorIs(t, err, tc.want)
+			require.Zero(t, countEvents(t, b.db))
+		})
+	}
+}
+
+func TestAppendWithoutPartitionSaysPartitionsAreMissing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.clock.Advance(testMaintainerOptions.PartitionAhead + 2*time.Hour)
+	err := b.uow.Do(context.Background(), func(ctx context.Context) error {
+		_, err := b.appender.Append(ctx, messageEvent("too late"))
+		return err
+	})
+	require.ErrorIs(t, err, postgres.ErrNoPartition)
+	require.Contains(t, err.Error(), "partition maintenance must run")
+	require.Zero(t, countEvents(t, b.db))
+}
+
+func TestAppendInARolledBackUnitOfWorkLeavesNoEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	boom := errors.New("use case failed after the append")
+	require.ErrorIs(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		if _, err := b.appender.Append(ctx, messageEvent("never")); err != nil {
+			return err
+		}
+		return boom
+	}), boom)
+	require.Zero(t, countEvents(t, b.db))
+
+	next := b.appendMessage(t, "kept")
+	require.Equal(t, int64(2), next.Seq, "the rolled-back append burnt seq 1")
+	_, ok, err := b.log.EventBySeq(ctx, 1)
+	require.NoError(t, err)
+	require.False(t, ok)
+	min, err := b.log.MinRetainedSeq(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), min, "a burnt seq is a gap, not a loss")
+}
+
+func TestNewAppenderRefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	_, err := postgres.NewAppender(nil, postgres.AppenderOptions{PayloadTextMaxBytes: 1})
+	require.Error(t, err)
+	_, err = postgres.NewAppender(clock.Real{}, postgres.AppenderOptions{})
+	require.Error(t, err)
+}
+
+// BenchmarkAppend reports events appended per second, each in its own unit
+// of work (the shape of a use case that posts one message).
+func BenchmarkAppend(b *testing.B) {
+	tb := setup(b)
+	ctx := context.Background()
+	ev := messageEvent("a message of ordinary length for a benchmark")
+	b.ResetTimer()
+	for b.Loop() {
+		if err := tb.uow.Do(ctx, func(ctx context.Context) error {
+			_, err := tb.appender.Append(ctx, ev)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

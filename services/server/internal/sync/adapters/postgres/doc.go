@@ -1,0 +1,36 @@
+// Package postgres stores the event log of internal/sync in PostgreSQL
+// (migrations 00020 to 00022): the Appender of kernel/eventlog, the Log
+// (sync.LogReader and the read side of consumer rounds), the consumer
+// Cursors, the Sessions that let one process at a time run a consumer and
+// wake it by LISTEN/NOTIFY, and the Maintainer of the time partitions.
+//
+// Two advisory lock classes are used, both in the two-key form so they never
+// meet River's single-key locks: LockClassAppend serializes appends until
+// commit (seq order equals commit order) and LockClassConsumer holds a
+// consumer for one process (key: consumer_cursors.lock_key).
+package postgres
+
+import "bothy/server/internal/kernel/errs"
+
+// The advisory lock classes (first key of pg_advisory_*lock(int, int)).
+const (
+	// LockClassAppend with key 0 is taken by every append until commit.
+	LockClassAppend int32 = 0x62740001
+	// LockClassConsumer with a consumer's lock_key is held by the process
+	// that runs the consumer, for the life of its session.
+	LockClassConsumer int32 = 0x62740002
+)
+
+// NotifyChannel is the LISTEN/NOTIFY channel an append notifies; PostgreSQL
+// delivers the notification when the appending transaction commits.
+const NotifyChannel = "bothy_event_log"
+
+// ErrNoUnitOfWork is returned by Append and LockCursor outside a unit of
+// work: an event must commit with the change it reports, and a cursor lock
+// means nothing without a transaction.
+var ErrNoUnitOfWork = errs.New(errs.CodeInternal, "sync: no unit of work in the context")
+
+// ErrNoPartition is returned by Append when no event_log partition covers
+// the event's occurred_at: partition maintenance has not run far enough
+// ahead. The event is not stored; the unit of work must fail.
+var ErrNoPartition = errs.New(errs.CodeInternal, "sync: event_log partitions are missing for the event time; partition maintenance must run")

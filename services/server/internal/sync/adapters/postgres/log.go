@@ -1,0 +1,107 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/pg"
+	eventsync "bothy/server/internal/sync"
+	"bothy/server/internal/sync/app"
+)
+
+// Log reads event_log. It implements sync.LogReader for other modules and
+// app.EventSource for consumer rounds. Every query joins the unit of work of
+// ctx when there is one (pg.Conn).
+type Log struct {
+	pool *pgxpool.Pool
+}
+
+var (
+	_ eventsync.LogReader = (*Log)(nil)
+	_ app.EventSource     = (*Log)(nil)
+)
+
+// NewLog returns a reader over pool. It panics on a nil pool (a wiring bug).
+func NewLog(pool *pgxpool.Pool) *Log {
+	if pool == nil {
+		panic("sync: NewLog needs a pool")
+	}
+	return &Log{pool: pool}
+}
+
+const eventColumns = `seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id,
+	audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at`
+
+func scanEvent(row pgx.Row) (eventsync.Event, error) {
+	var ev eventsync.Event
+	var payload []byte
+	err := row.Scan(&ev.Seq, &ev.ID, &ev.Type, &ev.ResourceKind, &ev.ResourceID, &ev.SpaceID,
+		&ev.ChannelID, &ev.ThreadID, &ev.AudiencePrincipalID, &ev.ReceiveAction, &ev.ActorID,
+		&payload, &ev.Truncated, &ev.OccurredAt)
+	ev.Payload = payload
+	ev.OccurredAt = ev.OccurredAt.UTC()
+	return ev, err
+}
+
+// EventBySeq implements sync.LogReader: the event at seq, or false when it
+// never existed or was dropped by retention.
+func (l *Log) EventBySeq(ctx context.Context, seq int64) (eventsync.Event, bool, error) {
+	ev, err := scanEvent(pg.Conn(ctx, l.pool).QueryRow(ctx, `SELECT `+eventColumns+` FROM event_log WHERE seq = $1`, seq))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return eventsync.Event{}, false, nil
+	}
+	if err != nil {
+		return eventsync.Event{}, false, errs.Wrap(err, "sync: reading an event failed")
+	}
+	return ev, true, nil
+}
+
+// MinRetainedSeq implements sync.LogReader. It is one above the retention
+// watermark (event_log_watermark.dropped_through_seq), which partition
+// maintenance raises when it drops events: every committed event at or above
+// it is in the log. It is not min(seq): a seq burnt by a rolled-back append
+// is a gap that never held an event, not a loss. On an empty log it is the
+// lowest seq the next append can get that a consumer must not skip.
+func (l *Log) MinRetainedSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := pg.Conn(ctx, l.pool).QueryRow(ctx, `SELECT dropped_through_seq + 1 FROM event_log_watermark`).Scan(&seq); err != nil {
+		return 0, errs.Wrap(err, "sync: reading the retention watermark failed")
+	}
+	return seq, nil
+}
+
+// ReadAfter implements app.EventSource: up to limit events with seq > after
+// in seq order.
+func (l *Log) ReadAfter(ctx context.Context, after int64, limit int) ([]eventsync.Event, error) {
+	rows, err := pg.Conn(ctx, l.pool).Query(ctx, `SELECT `+eventColumns+` FROM event_log WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, errs.Wrap(err, "sync: reading events failed")
+	}
+	defer rows.Close()
+	var out []eventsync.Event
+	for rows.Next() {
+		ev, err := scanEvent(rows)
+		if err != nil {
+			return nil, errs.Wrap(err, "sync: reading events failed")
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errs.Wrap(err, "sync: reading events failed")
+	}
+	return out, nil
+}
+
+// HeadSeq implements app.EventSource: the highest committed seq, 0 for an
+// empty log.
+func (l *Log) HeadSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := pg.Conn(ctx, l.pool).QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM event_log`).Scan(&seq); err != nil {
+		return 0, errs.Wrap(err, "sync: reading the head of the log failed")
+	}
+	return seq, nil
+}

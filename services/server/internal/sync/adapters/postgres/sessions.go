@@ -1,0 +1,170 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/errs"
+	eventsync "bothy/server/internal/sync"
+	"bothy/server/internal/sync/app"
+)
+
+// SessionOptions configure Sessions.
+type SessionOptions struct {
+	// PollInterval is consumer.poll_interval: how often a process waiting
+	// for a consumer held elsewhere tries its lock again. Positive.
+	PollInterval time.Duration
+}
+
+// Sessions implements app.Coordinator with one dedicated connection per
+// consumer session, outside the pool: it holds the consumer's session-level
+// advisory lock and LISTENs on NotifyChannel. When the process dies, or
+// only its connection, PostgreSQL releases the lock and a waiting process
+// takes over within one PollInterval.
+type Sessions struct {
+	cfg   *pgx.ConnConfig
+	clock clock.Clock
+	poll  time.Duration
+}
+
+var _ app.Coordinator = (*Sessions)(nil)
+
+// NewSessions returns a coordinator whose connections use the configuration
+// of pool (same URL, role and parameters). clk stamps a cursor row it
+// creates. It returns an error for invalid options and panics on a nil pool
+// or clock (a wiring bug).
+func NewSessions(pool *pgxpool.Pool, clk clock.Clock, o SessionOptions) (*Sessions, error) {
+	if pool == nil || clk == nil {
+		panic("sync: NewSessions needs a pool and a clock")
+	}
+	if o.PollInterval <= 0 {
+		return nil, errors.New("sync: consumer.poll_interval must be positive")
+	}
+	cfg := pool.Config().ConnConfig.Copy()
+	// Cancelling a wait (at Close) only sets a deadline on the socket
+	// instead of opening a connection for a cancel request: the session's
+	// connection is closed right after anyway.
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	return &Sessions{cfg: cfg, clock: clk, poll: o.PollInterval}, nil
+}
+
+// Acquire implements app.Coordinator.
+func (s *Sessions) Acquire(ctx context.Context, name eventsync.ConsumerName) (app.Session, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.cfg.Copy())
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errs.Wrap(err, "sync: connecting the consumer session failed")
+	}
+	held := false
+	defer func() {
+		if !held {
+			closeConn(conn)
+		}
+	}()
+	if _, err := conn.Exec(ctx, ensureCursor, string(name), s.clock.Now()); err != nil {
+		return nil, sessionErr(ctx, err)
+	}
+	var key int32
+	if err := conn.QueryRow(ctx, `SELECT lock_key FROM consumer_cursors WHERE name = $1`, string(name)).Scan(&key); err != nil {
+		return nil, sessionErr(ctx, err)
+	}
+	for {
+		var got bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, LockClassConsumer, key).Scan(&got); err != nil {
+			return nil, sessionErr(ctx, err)
+		}
+		if got {
+			break
+		}
+		t := time.NewTimer(s.poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	if _, err := conn.Exec(ctx, `LISTEN `+NotifyChannel); err != nil {
+		return nil, sessionErr(ctx, err)
+	}
+	held = true
+	return newSession(conn), nil
+}
+
+func sessionErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errs.Wrap(err, "sync: preparing the consumer session failed")
+}
+
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = conn.Close(ctx)
+}
+
+type session struct {
+	conn   *pgx.Conn
+	notify chan struct{}
+	lost   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+func newSession(conn *pgx.Conn) *session {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &session{
+		conn:   conn,
+		notify: make(chan struct{}, 1),
+		lost:   make(chan struct{}),
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	go s.listen(ctx)
+	return s
+}
+
+// listen forwards notifications until Close or until the connection dies;
+// only the latter closes lost.
+func (s *session) listen(ctx context.Context) {
+	defer close(s.done)
+	for {
+		if _, err := s.conn.WaitForNotification(ctx); err != nil {
+			if ctx.Err() == nil {
+				close(s.lost)
+			}
+			return
+		}
+		select {
+		case s.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *session) Notifications() <-chan struct{} { return s.notify }
+func (s *session) Lost() <-chan struct{}          { return s.lost }
+
+// Close stops listening and closes the connection, which releases the
+// consumer's lock.
+func (s *session) Close() {
+	s.once.Do(func() {
+		s.cancel()
+		<-s.done
+		closeConn(s.conn)
+	})
+}

@@ -1,0 +1,309 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"bothy/server/internal/platform/otel/attr"
+	"bothy/server/internal/sync/app"
+)
+
+func TestRoundHandlesEventsInSeqOrderAndMovesTheCursor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	seqs := b.appendMessages(t, 3)
+	h := newRecorder(b.db)
+	n, err := b.runner(t, h, defaultOptions).RunRound(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	_, handled := h.snapshot()
+	require.Equal(t, seqs, handled)
+	require.Equal(t, seqs[2], b.cursor(t))
+	require.Equal(t, seqs, b.marks(t))
+
+	n, err = b.runner(t, h, defaultOptions).RunRound(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing after the cursor")
+}
+
+func TestRoundsReadAtMostABatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.appendMessages(t, 5)
+	h := newRecorder(b.db)
+	r := b.runner(t, h, app.Options{BatchSize: 2, PollInterval: time.Hour})
+	for _, want := range []int{2, 2, 1, 0} {
+		n, err := r.RunRound(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, want, n)
+	}
+	_, handled := h.snapshot()
+	require.Equal(t, []int64{1, 2, 3, 4, 5}, handled)
+}
+
+// TestRoundCallsHandleLost is the test of the spec (M2-26 Tests, Design note
+// 3 f): a consumer whose cursor fell behind a partition dropped through the
+// fake clock and the partition maintenance learns the lost range once,
+// before its first event; an error rolls the round back, so neither the
+// cursor nor anything the handler wrote moves; a handler without the
+// interface runs as before.
+func TestRoundCallsHandleLost(t *testing.T) {
+	t.Parallel()
+	// arrange: events 1 and 2 in the 09:00 partition, 3 in the 10:00 one;
+	// the consumer's cursor exists (at 0) before the 09:00 partition is
+	// dropped; event 4 comes after the drop.
+	arrange := func(t *testing.T) *testBundle {
+		b := setup(t)
+		_, err := b.runner(t, newRecorder(b.db), defaultOptions).RunRound(context.Background())
+		require.NoError(t, err)
+		b.appendMessages(t, 2)
+		b.clock.Set(time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC))
+		b.appendMessages(t, 1)
+		b.clock.Set(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+		r, err := b.maint.Run(context.Background(), b.clock.Now())
+		require.NoError(t, err)
+		require.Equal(t, 1, r.Dropped)
+		b.appendMessages(t, 1)
+		return b
+	}
+
+	t.Run("a loss handler gets the range once, before the first event", func(t *testing.T) {
+		t.Parallel()
+		b := arrange(t)
+		h := &lossRecorder{recorder: newRecorder(b.db)}
+		r := b.runner(t, h, defaultOptions)
+		n, err := r.RunRound(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		calls, _ := h.snapshot()
+		require.Equal(t, []string{"lost 1-2", "event 3", "event 4"}, calls)
+		require.Equal(t, int64(4), b.cursor(t))
+		require.Equal(t, []int64{-1, 3, 4}, b.marks(t))
+
+		b.appendMessages(t, 1)
+		h.reset()
+		_, err = r.RunRound(context.Background())
+		require.NoError(t, err)
+		calls, _ = h.snapshot()
+		require.Equal(t, []string{"event 5"}, calls, "the loss is reported once")
+	})
+
+	t.Run("an error of the loss handler rolls the round back", func(t *testing.T) {
+		t.Parallel()
+		b := arrange(t)
+		boom := errors.New("loss handler failed")
+		h := &lossRecorder{recorder: newRecorder(b.db), lostErr: boom}
+		_, err := b.runner(t, h, defaultOptions).RunRound(context.Background())
+		require.ErrorIs(t, err, boom)
+		calls, _ := h.snapshot()
+		require.Equal(t, []string{"lost 1-2"}, calls, "no event after a failed HandleLost")
+		require.Zero(t, b.cursor(t), "the cursor did not move")
+		require.Empty(t, b.marks(t), "the handler's write was rolled back")
+
+		h.lostErr = nil
+		h.reset()
+		_, err = b.runner(t, h, defaultOptions).RunRound(context.Background())
+		require.NoError(t, err)
+		calls, _ = h.snapshot()
+		require.Equal(t, []string{"lost 1-2", "event 3", "event 4"}, calls, "the next round reports the loss again")
+	})
+
+	t.Run("a handler without the interface runs as before", func(t *testing.T) {
+		t.Parallel()
+		b := arrange(t)
+		h := newRecorder(b.db)
+		n, err := b.runner(t, h, defaultOptions).RunRound(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		calls, _ := h.snapshot()
+		require.Equal(t, []string{"event 3", "event 4"}, calls)
+		require.Equal(t, int64(4), b.cursor(t))
+	})
+
+	t.Run("with nothing left the cursor moves past the lost range", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, err := b.runner(t, newRecorder(b.db), defaultOptions).RunRound(context.Background())
+		require.NoError(t, err)
+		b.appendMessages(t, 2)
+		_, err = b.maint.Run(context.Background(), time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC))
+		require.NoError(t, err)
+		h := &lossRecorder{recorder: newRecorder(b.db)}
+		n, err := b.runner(t, h, defaultOptions).RunRound(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, n)
+		calls, _ := h.snapshot()
+		require.Equal(t, []string{"lost 1-2"}, calls)
+		require.Equal(t, int64(2), b.cursor(t))
+	})
+}
+
+func TestHandlerErrorRollsBackTheRound(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := newRecorder(b.db)
+	_, err := b.runner(t, h, defaultOptions).RunRound(context.Background()) // creates the cursor at 0
+	require.NoError(t, err)
+	b.appendMessages(t, 3)
+	h.failAt = 2
+	_, err = b.runner(t, h, defaultOptions).RunRound(context.Background())
+	require.ErrorIs(t, err, errHandler)
+	require.Zero(t, b.cursor(t), "the cursor stays where it was")
+	require.Empty(t, b.marks(t), "the marks of events 1 and 2 were rolled back")
+
+	h.failAt = 0
+	h.reset()
+	n, err := b.runner(t, h, defaultOptions).RunRound(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, []int64{1, 2, 3}, b.marks(t), "the retry handled every event once")
+	require.Equal(t, int64(3), b.cursor(t))
+}
+
+func TestARolledBackAppendIsNoLoss(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	boom := errors.New("use case failed")
+	require.ErrorIs(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
+		if _, err := b.appender.Append(ctx, message("never committed")); err != nil {
+			return err
+		}
+		return boom
+	}), boom)
+	b.appendMessages(t, 1)
+	h := &lossRecorder{recorder: newRecorder(b.db)}
+	n, err := b.runner(t, h, defaultOptions).RunRound(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	calls, _ := h.snapshot()
+	require.Equal(t, []string{"event 2"}, calls, "seq 1 was burnt, not lost: no HandleLost")
+	require.Equal(t, int64(2), b.cursor(t))
+}
+
+// TestCommitOrderNeverSkipsAnEvent: unit of work A appends first and commits
+// last, B appends second; a round runs after B tried to commit and before A
+// commits. Without the append lock B would commit seq 2, the round would
+// move the cursor to 2 and seq 1, committed afterwards, would never be seen.
+// With the lock B's append waits for A's commit, so the consumer sees 1 and
+// 2 in order, none skipped.
+func TestCommitOrderNeverSkipsAnEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	h := newRecorder(b.db)
+	r := b.runner(t, h, defaultOptions)
+	_, err := r.RunRound(ctx) // creates the cursor
+	require.NoError(t, err)
+
+	aAppended, aCommit := make(chan struct{}), make(chan struct{})
+	aDone, bDone := make(chan error, 1), make(chan error, 1)
+	go func() {
+		aDone <- b.uow.Do(ctx, func(ctx context.Context) error {
+			if _, err := b.appender.Append(ctx, message("A")); err != nil {
+				return err
+			}
+			close(aAppended)
+			<-aCommit
+			return nil
+		})
+	}()
+	<-aAppended
+	go func() {
+		bDone <- b.uow.Do(ctx, func(ctx context.Context) error {
+			_, err := b.appender.Append(ctx, message("B"))
+			return err
+		})
+	}()
+	// Wait until B either committed (no lock) or waits for the lock.
+	deadline := time.After(60 * time.Second)
+	for waiting := false; !waiting; {
+		select {
+		case err := <-bDone:
+			require.NoError(t, err)
+			bDone <- nil
+			waiting = true
+		case <-deadline:
+			t.Fatal("B neither committed nor waited for the append lock")
+		case <-time.After(10 * time.Millisecond):
+			require.NoError(t, b.db.App.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting))
+		}
+	}
+
+	_, err = r.RunRound(ctx) // between the two commits
+	require.NoError(t, err)
+	close(aCommit)
+	require.NoError(t, <-aDone)
+	require.NoError(t, <-bDone)
+	_, err = r.RunRound(ctx)
+	require.NoError(t, err)
+
+	_, handled := h.snapshot()
+	require.Equal(t, []int64{1, 2}, handled)
+}
+
+func TestConsumerLagIsObservable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.appendMessages(t, 3)
+	r := b.runner(t, newRecorder(b.db), app.Options{BatchSize: 2, PollInterval: time.Hour})
+	for _, want := range []int64{1, 0} {
+		_, err := r.RunRound(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, want, lag(t, b))
+	}
+}
+
+func lag(t *testing.T, b *testBundle) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, b.metrics.Collect(context.Background(), &rm))
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "bothy.consumer.lag" {
+				continue
+			}
+			g, ok := m.Data.(metricdata.Gauge[int64])
+			require.True(t, ok, "bothy.consumer.lag is an int64 gauge")
+			for _, dp := range g.DataPoints {
+				if v, ok := dp.Attributes.Value(attr.Consumer); ok && v == attribute.StringValue(string(consumer)) {
+					return dp.Value
+				}
+			}
+		}
+	}
+	t.Fatal("no bothy.consumer.lag data point for the consumer")
+	return 0
+}
+
+// BenchmarkConsumerRound reports events per second through full rounds of a
+// trivial handler (consumer.batch_size 100).
+func BenchmarkConsumerRound(b *testing.B) {
+	tb := setup(b)
+	ctx := context.Background()
+	const batch = 100
+	_, err := tb.db.App.Exec(ctx, `
+		INSERT INTO event_log (seq, id, type, resource_kind, resource_id, receive_action, payload, occurred_at)
+		SELECT nextval('event_log_seq'), uuidv7(), 'message.created', 'message', uuidv7(), 'message.read',
+		       '{"text": "a message of ordinary length for a benchmark"}', $1
+		FROM generate_series(1, $2)`, start, b.N*batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := app.NewRunner(consumer, nopHandler{}, tb.deps, app.Options{BatchSize: batch, PollInterval: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if n, err := r.RunRound(ctx); err != nil || n != batch {
+			b.Fatalf("round handled %d: %v", n, err)
+		}
+	}
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "events/s")
+}

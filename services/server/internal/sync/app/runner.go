@@ -1,0 +1,298 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/platform/otel/attr"
+	eventsync "bothy/server/internal/sync"
+	"bothy/server/internal/sync/domain"
+)
+
+// Options configure the consumer frame.
+type Options struct {
+	// BatchSize is consumer.batch_size: the most events one round reads and
+	// handles in its transaction. At least 1.
+	BatchSize int
+	// PollInterval is consumer.poll_interval: how long an idle runner waits
+	// for a NOTIFY before it looks at the log anyway, the pause after a
+	// failed round, and how often a process waiting for a consumer held
+	// elsewhere tries again. Positive.
+	PollInterval time.Duration
+}
+
+func (o Options) validate() error {
+	if o.BatchSize < 1 {
+		return errors.New("sync: consumer.batch_size must be at least 1")
+	}
+	if o.PollInterval <= 0 {
+		return errors.New("sync: consumer.poll_interval must be positive")
+	}
+	return nil
+}
+
+// Deps are the collaborators of the consumer frame.
+type Deps struct {
+	// UoW runs each round in one transaction.
+	UoW txn.UnitOfWork
+	// Events reads the log, Cursors keeps the cursors.
+	Events  EventSource
+	Cursors CursorStore
+	// Coordinator gives one process at a time a consumer and wakes it.
+	Coordinator Coordinator
+	// Logger receives a debug record per round and the failures; nil
+	// discards.
+	Logger *slog.Logger
+	// Meter provides bothy.consumer.lag; nil records nothing.
+	Meter metric.MeterProvider
+}
+
+func (d Deps) validate() error {
+	if d.UoW == nil || d.Events == nil || d.Cursors == nil || d.Coordinator == nil {
+		return errors.New("sync: the consumer frame needs a unit of work, an event source, a cursor store and a coordinator")
+	}
+	return nil
+}
+
+// Runner runs one consumer: rounds over the log after the consumer's
+// cursor, started by NOTIFY or the poll, in the process that holds the
+// consumer (Coordinator).
+type Runner struct {
+	name    eventsync.ConsumerName
+	handler eventsync.ConsumerHandler
+	loss    eventsync.ConsumerLossHandler // nil when the handler does not implement it
+	deps    Deps
+	opts    Options
+	log     *slog.Logger
+	lag     metric.Int64Gauge
+}
+
+// NewRunner returns the runner of consumer name with handler h. A handler
+// that also implements sync.ConsumerLossHandler learns about lost ranges.
+// It returns an error for an empty name, a nil handler, missing deps or
+// invalid options.
+func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps, o Options) (*Runner, error) {
+	if name == "" || h == nil {
+		return nil, ErrConsumerInvalid
+	}
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	mp := d.Meter
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	lag, err := mp.Meter("bothy/server/internal/sync").Int64Gauge("bothy.consumer.lag",
+		metric.WithUnit("{event}"),
+		metric.WithDescription("Events in the log after the consumer's cursor at the end of its last round."))
+	if err != nil {
+		return nil, fmt.Errorf("sync: creating bothy.consumer.lag: %w", err)
+	}
+	r := &Runner{name: name, handler: h, deps: d, opts: o, lag: lag,
+		log: log.With(slog.String(string(attr.Consumer), string(name)))}
+	r.loss, _ = h.(eventsync.ConsumerLossHandler)
+	return r, nil
+}
+
+// RunRound runs exactly one round now, in the calling goroutine, and
+// returns how many events it handled. It does not need the consumer's
+// session: the cursor row lock serializes it with any concurrent round of
+// the same consumer. Tests and tools use it; Run uses the same round.
+//
+// A round is one unit of work: lock the cursor, plan with
+// domain.PlanRound, call HandleLost once when events were lost and the
+// handler implements sync.ConsumerLossHandler, read up to
+// consumer.batch_size events after the cursor in seq order, call
+// HandleEvent for each, move the cursor to the last one (or past the lost
+// range), commit. Any error rolls back all of it and is returned as is.
+func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
+	res, err := r.round(ctx)
+	return res.handled, err
+}
+
+type roundResult struct {
+	handled          int
+	full             bool
+	cursor, head     int64
+	lostFrom, lostTo int64
+}
+
+func (r *Runner) round(ctx context.Context) (roundResult, error) {
+	var res roundResult
+	err := r.deps.UoW.Do(ctx, func(ctx context.Context) error {
+		res = roundResult{}
+		cursor, err := r.deps.Cursors.LockCursor(ctx, r.name)
+		if err != nil {
+			return err
+		}
+		minRetained, err := r.deps.Events.MinRetainedSeq(ctx)
+		if err != nil {
+			return err
+		}
+		plan, err := domain.PlanRound(cursor, minRetained, r.opts.BatchSize)
+		if err != nil {
+			return err
+		}
+		if plan.Lost() {
+			res.lostFrom, res.lostTo = plan.LostFrom, plan.LostTo
+			if r.loss != nil {
+				if err := r.loss.HandleLost(ctx, plan.LostFrom, plan.LostTo); err != nil {
+					return err
+				}
+			}
+		}
+		events, err := r.deps.Events.ReadAfter(ctx, plan.After, plan.Limit)
+		if err != nil {
+			return err
+		}
+		var last int64
+		for _, ev := range events {
+			if err := r.handler.HandleEvent(ctx, ev); err != nil {
+				return err
+			}
+			last = ev.Seq
+		}
+		res.handled, res.full = len(events), len(events) == plan.Limit
+		res.cursor = plan.NextCursor(last, len(events))
+		if res.cursor != cursor {
+			if err := r.deps.Cursors.SetCursor(ctx, r.name, res.cursor); err != nil {
+				return err
+			}
+		}
+		res.head, err = r.deps.Events.HeadSeq(ctx)
+		return err
+	})
+	if err != nil {
+		return roundResult{}, err
+	}
+	lag := max(res.head-res.cursor, 0)
+	r.lag.Record(ctx, lag, metric.WithAttributes(attr.Consumer.String(string(r.name))))
+	if res.lostTo > 0 {
+		r.log.WarnContext(ctx, "consumer lost events to retention",
+			slog.Int64(string(attr.EventSeq), res.lostFrom),
+			slog.Int64(string(attr.Count), res.lostTo-res.lostFrom+1))
+	}
+	r.log.DebugContext(ctx, "consumer round finished",
+		slog.Int(string(attr.Count), res.handled),
+		slog.Int64(string(attr.EventSeq), res.cursor))
+	return res, nil
+}
+
+// Run runs the consumer until ctx ends, then returns nil. It waits for the
+// consumer's session (another process may hold it), then runs rounds
+// while full batches come back, waits for a NOTIFY or consumer.poll_interval,
+// and starts again. After a failed round it logs the error type (never the
+// message, which may carry handler data) and waits one poll interval before
+// the next round. When the session's connection dies it stops starting
+// rounds and waits for the session again, so a second process can take
+// over; the cursor row lock keeps a round already running from overlapping
+// one of the new holder. A round in progress when ctx ends is finished, not
+// abandoned, so Run returns after its commit.
+func (r *Runner) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		sess, err := r.deps.Coordinator.Acquire(ctx, r.name)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			r.log.WarnContext(ctx, "consumer session failed", slog.String(string(attr.ErrorType), errorType(err)))
+			sleep(ctx, nil, r.opts.PollInterval)
+			continue
+		}
+		r.log.InfoContext(ctx, "consumer session acquired")
+		r.serve(ctx, sess)
+		sess.Close()
+	}
+	return nil
+}
+
+// serve runs rounds while the session holds.
+func (r *Runner) serve(ctx context.Context, sess Session) {
+	for {
+		for {
+			select {
+			case <-sess.Lost():
+				r.log.WarnContext(ctx, "consumer session lost")
+				return
+			default:
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			// A round that started finishes even when ctx ends: its work
+			// is short and transactional, and committing it spares the
+			// next holder of the consumer from doing it again.
+			res, err := r.round(context.WithoutCancel(ctx))
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				r.log.ErrorContext(ctx, "consumer round failed", slog.String(string(attr.ErrorType), errorType(err)))
+				if !sleep(ctx, sess.Lost(), r.opts.PollInterval) {
+					return
+				}
+				continue
+			}
+			if !res.full {
+				break
+			}
+		}
+		t := time.NewTimer(r.opts.PollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-sess.Lost():
+			t.Stop()
+			r.log.WarnContext(ctx, "consumer session lost")
+			return
+		case <-sess.Notifications():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// sleep waits d; it returns false when ctx ended or lost was closed first.
+func sleep(ctx context.Context, lost <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-lost:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// errorType names the class of err for logs: the problem code of an
+// *errs.Error, otherwise the Go type of the innermost wrapped error.
+func errorType(err error) string {
+	if e, ok := errs.As(err); ok {
+		return string(e.Code)
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return fmt.Sprintf("%T", err)
+		}
+		err = next
+	}
+}
