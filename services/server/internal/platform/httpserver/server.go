@@ -1,0 +1,271 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/correlation"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/idempotency"
+	"bothy/server/internal/kernel/ids"
+)
+
+// RateClass names a rate limit class that routes declare.
+type RateClass string
+
+// The rate limit classes.
+const (
+	// RateClassPublicAuth limits the public and sign-in endpoints
+	// (discovery, createSession) per client address.
+	RateClassPublicAuth RateClass = "rl.public_auth"
+)
+
+// RateLimit is the token bucket of a class.
+type RateLimit struct {
+	// PerMinute is how many requests a client may make per minute on
+	// average (the refill rate). Must be positive.
+	PerMinute int
+	// Burst is how many requests a client may make at once (the bucket
+	// size). Must be positive.
+	Burst int
+}
+
+// Options configure a Server. Only internal/wire fills them from
+// configuration.
+type Options struct {
+	// MaxBodyBytes is http.max_body_bytes: the largest request body; a
+	// larger one answers 413 payload_too_large. Must be positive.
+	MaxBodyBytes int64
+	// RateLimits are the limits of each class a route may declare:
+	// RateClassPublicAuth from ratelimit.public_auth.per_minute and
+	// ratelimit.public_auth.burst.
+	RateLimits map[RateClass]RateLimit
+}
+
+// Authenticator turns a bearer token into a principal. identity's
+// Authenticator has this shape. It returns an *errs.Error with
+// CodeUnauthorized for an unknown, expired or revoked token; any other error
+// answers 500.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (actor.Principal, error)
+}
+
+// AuthenticatorFunc adapts a function to Authenticator.
+type AuthenticatorFunc func(ctx context.Context, token string) (actor.Principal, error)
+
+// Authenticate calls f.
+func (f AuthenticatorFunc) Authenticate(ctx context.Context, token string) (actor.Principal, error) {
+	return f(ctx, token)
+}
+
+// Deps are the collaborators of a Server; all are required.
+type Deps struct {
+	// Log receives the access log and server faults.
+	Log *slog.Logger
+	// Clock drives the rate limit buckets.
+	Clock clock.Clock
+	// Authenticator resolves bearer tokens.
+	Authenticator Authenticator
+	// Idempotency runs requests with an Idempotency-Key
+	// (idempotencypg.Store).
+	Idempotency idempotency.Store
+}
+
+// Route declares an operation: where it is served and which stages apply.
+type Route struct {
+	// Operation is the operation ID, for example "createWebhookSubscription";
+	// idempotency keys are scoped by it.
+	Operation string
+	// Method is the HTTP method in upper case.
+	Method string
+	// Pattern is the path template in http.ServeMux syntax, for example
+	// "/api/v1/apps/{appId}/webhook-subscriptions". It is the route of the
+	// access log, so it never carries values.
+	Pattern string
+	// RateClass is the rate limit class, or "" for none.
+	RateClass RateClass
+	// CORS makes the route answer Access-Control-Allow-Origin: * and
+	// preflight requests (public discovery endpoints only).
+	CORS bool
+}
+
+// Server is the HTTP handler of the api role. Register every route with
+// Handle (or Declare and HandleFunc) before it serves; it is safe for
+// concurrent use afterwards.
+type Server struct {
+	maxBody  int64
+	log      *slog.Logger
+	auth     Authenticator
+	idem     idempotency.Store
+	mux      *http.ServeMux
+	limiters map[RateClass]*limiter
+	declared map[string]Route
+	// preflight holds the methods of each CORS pattern, for preflight
+	// answers; fallbacks the normalised patterns that have a 404 fallback.
+	preflight map[string]*corsPattern
+	fallbacks map[string]bool
+}
+
+// New returns a Server. It returns an error for invalid options and panics
+// on a missing dependency (a wiring bug).
+func New(o Options, d Deps) (*Server, error) {
+	if d.Log == nil || d.Clock == nil || d.Authenticator == nil || d.Idempotency == nil {
+		panic("httpserver: New needs a logger, a clock, an authenticator and an idempotency store")
+	}
+	if o.MaxBodyBytes <= 0 {
+		return nil, errors.New("httpserver: http.max_body_bytes must be positive")
+	}
+	s := &Server{
+		maxBody:   o.MaxBodyBytes,
+		log:       d.Log,
+		auth:      d.Authenticator,
+		idem:      d.Idempotency,
+		mux:       http.NewServeMux(),
+		limiters:  map[RateClass]*limiter{},
+		declared:  map[string]Route{},
+		preflight: map[string]*corsPattern{},
+		fallbacks: map[string]bool{},
+	}
+	for class, rl := range o.RateLimits {
+		if rl.PerMinute <= 0 || rl.Burst <= 0 {
+			return nil, fmt.Errorf("httpserver: rate limit class %s needs a positive per_minute and burst", class)
+		}
+		s.limiters[class] = newLimiter(rl, d.Clock)
+	}
+	s.mux.Handle("/", http.HandlerFunc(notFound))
+	return s, nil
+}
+
+var methodPattern = regexp.MustCompile(`^[A-Z]+$`)
+
+// Handle serves h for rt behind the route stages. It panics on an invalid
+// route, an undeclared rate class or a pattern http.ServeMux refuses: all
+// wiring bugs.
+func (s *Server) Handle(rt Route, h http.Handler) {
+	if rt.Operation == "" || !methodPattern.MatchString(rt.Method) || !strings.HasPrefix(rt.Pattern, "/") {
+		panic("httpserver: a route needs an operation, an upper-case method and a pattern starting with /")
+	}
+	if rt.RateClass != "" && s.limiters[rt.RateClass] == nil {
+		panic("httpserver: route " + rt.Operation + " declares a rate class without limits")
+	}
+	s.mux.Handle(rt.Method+" "+rt.Pattern, s.routeHandler(rt, h))
+	s.addFallback(rt.Pattern)
+	if rt.CORS {
+		s.addPreflight(rt)
+	}
+}
+
+// Declare records routes for HandleFunc, so that a generated router that
+// registers "METHOD /path" patterns on a ServeMux-like value can register on
+// the Server and still get each route's stages.
+func (s *Server) Declare(routes ...Route) {
+	for _, rt := range routes {
+		s.declared[rt.Method+" "+rt.Pattern] = rt
+	}
+}
+
+// HandleFunc registers h for pattern ("METHOD /path"), which must name a
+// route given to Declare; it panics otherwise. With it a Server is the base
+// router of oapi-codegen's std-http server.
+func (s *Server) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	rt, ok := s.declared[pattern]
+	if !ok {
+		panic("httpserver: pattern was not declared: " + pattern)
+	}
+	s.Handle(rt, http.HandlerFunc(h))
+}
+
+// ServeHTTP runs the chain.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	st := &reqState{}
+	id := ids.New().String()
+	ctx := context.WithValue(correlation.With(r.Context(), id), stateKey{}, st)
+	r = r.WithContext(ctx)
+	sw := &statusWriter{ResponseWriter: w}
+	sw.Header().Set("X-Request-Id", id)
+
+	defer s.accessLog(r, sw, st, start)
+	defer s.recoverPanic(r, sw)
+
+	if r.ContentLength > s.maxBody {
+		writeProblem(ctx, sw, problemFor(errs.CodePayloadTooLarge, "", nil))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	s.mux.ServeHTTP(sw, r)
+}
+
+// routeHandler wraps h in the route stages of rt.
+func (s *Server) routeHandler(rt Route, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st, ok := r.Context().Value(stateKey{}).(*reqState); ok {
+			st.route = rt.Pattern
+		}
+		if rt.CORS {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		if !s.allow(w, r, rt.RateClass) {
+			return
+		}
+		p, ok := s.authenticate(w, r)
+		if !ok {
+			return
+		}
+		r = r.WithContext(actor.With(r.Context(), p))
+		if unsafeMethod(r.Method) && len(r.Header.Values(idempotencyKeyHeader)) > 0 {
+			s.serveIdempotent(w, r, rt, h)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// addFallback registers, once per path shape, a handler for every method
+// of pattern, so a known path with an unknown method answers a 404 problem
+// document instead of the ServeMux's plain-text 405.
+func (s *Server) addFallback(pattern string) {
+	n := 0
+	shape := wildcard.ReplaceAllStringFunc(pattern, func(w string) string {
+		n++
+		return fmt.Sprintf("{w%d%s}", n, wildcard.FindStringSubmatch(w)[2])
+	})
+	if s.fallbacks[shape] {
+		return
+	}
+	s.fallbacks[shape] = true
+	s.mux.Handle(shape, http.HandlerFunc(notFound))
+}
+
+// wildcard matches a ServeMux wildcard; the shape renames wildcards by
+// position and keeps "...", so that patterns differing only in wildcard
+// names share one fallback.
+var wildcard = regexp.MustCompile(`\{([^}.]*)((?:\.\.\.)?)\}`)
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeProblem(r.Context(), w, problemFor(errs.CodeNotFound, "", nil))
+}
+
+func unsafeMethod(m string) bool {
+	switch m {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// routeOf returns the route template of the request of ctx, or "".
+func routeOf(ctx context.Context) string {
+	if st, ok := ctx.Value(stateKey{}).(*reqState); ok {
+		return st.route
+	}
+	return ""
+}
