@@ -43,6 +43,13 @@ const (
 	PurposeAgentToken Purpose = "agent_token"
 )
 
+// Purposes returns every purpose, in a fixed order. Each has exactly one
+// active key once the instance exists.
+func Purposes() []Purpose { return []Purpose{PurposeWebhookOut, PurposeAgentToken} }
+
+// Valid reports whether p is one of Purposes.
+func (p Purpose) Valid() bool { return p == PurposeWebhookOut || p == PurposeAgentToken }
+
 // KeyState is the life-cycle state of a signing key.
 type KeyState string
 

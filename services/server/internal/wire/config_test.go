@@ -280,6 +280,7 @@ func TestConfigChecksFailNamingTheirKeys(t *testing.T) {
 		{"jobs_fetch_order", []string{"BOTHY_JOBS_FETCH_COOLDOWN=3s", "BOTHY_JOBS_FETCH_POLL_INTERVAL=2s"}},
 		{"sync_partition_within_retention", []string{"BOTHY_SYNC_PARTITION_INTERVAL=31d", "BOTHY_SYNC_EVENT_RETENTION=20d", "BOTHY_WEBHOOK_RETRY_MAX_AGE=1d"}},
 		{"signing_key_publication_window", []string{"BOTHY_AGENT_JWKS_MAX_AGE=2d", "BOTHY_INSTANCE_SIGNING_KEY_MAX_AGE=2d"}},
+		{"key_cache_within_publication", []string{"BOTHY_INSTANCE_KEY_CACHE_TTL=30m", "BOTHY_AGENT_JWKS_MAX_AGE=30m"}},
 		{"step_up_within_session", []string{"BOTHY_IDENTITY_STEP_UP_MAX_AGE=20h", "BOTHY_IDENTITY_SESSION_TTL=10h"}},
 		{"chat_message_within_body", []string{"BOTHY_CHAT_MESSAGE_MAX_BYTES=64KiB", "BOTHY_HTTP_MAX_BODY_BYTES=64KiB"}},
 		{"database_lock_within_statement", []string{"BOTHY_DATABASE_LOCK_TIMEOUT=9s", "BOTHY_DATABASE_STATEMENT_TIMEOUT=8s"}},
@@ -302,7 +303,7 @@ func TestConfigChecksFailNamingTheirKeys(t *testing.T) {
 		})
 	}
 	// Every check appears above or in its own test.
-	require.Len(t, configChecks(), 10)
+	require.Len(t, configChecks(), 11)
 	_, err := Load("", []string{"BOTHY_DATABASE_STATEMENT_TIMEOUT=0s", "BOTHY_DATABASE_LOCK_TIMEOUT=9m"})
 	require.NoError(t, err, "a statement timeout of 0s leaves the lock timeout free")
 }

@@ -18,6 +18,8 @@ func configChecks() []config.Check {
 			", because retention drops whole partitions"),
 		durationOrder("signing_key_publication_window", "agent.jwks_max_age", below, "instance.signing_key_max_age",
 			", so a next key is published for that long before it signs"),
+		durationOrder("key_cache_within_publication", "instance.key_cache_ttl", below, "agent.jwks_max_age",
+			", so a process signs with a promoted key only after every cached key set knows it"),
 		durationOrder("step_up_within_session", "identity.step_up_max_age", atMost, "identity.session_ttl", ""),
 		{
 			Name:  "chat_message_within_body",

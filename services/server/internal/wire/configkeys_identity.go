@@ -15,6 +15,12 @@ func identityConfigKeys() []config.Key {
 			Doc: "How long a step-up counts for the actions that require one."},
 		{Name: "identity.password_min_length", Kind: config.KindInt, Default: "12", Min: "8", Max: "128", Unit: "characters", Chapter: chapter19,
 			Doc: "Fewest characters of a new password."},
+		{Name: "identity.password_hash_memory", Kind: config.KindByteSize, Default: "19MiB", Min: "8MiB", Max: "1GiB", Chapter: chapter19,
+			Doc: "Memory of one argon2id password hash (m); stored in each hash, so a change applies to new hashes and to the next sign-in of each person."},
+		{Name: "identity.password_hash_iterations", Kind: config.KindInt, Default: "2", Min: "1", Max: "16", Unit: "passes", Chapter: chapter19,
+			Doc: "Passes of one argon2id password hash over its memory (t)."},
+		{Name: "identity.password_hash_parallelism", Kind: config.KindInt, Default: "1", Min: "1", Max: "16", Unit: "lanes", Chapter: chapter19,
+			Doc: "Lanes of one argon2id password hash (p); each sign-in uses this many threads."},
 	}
 }
 
@@ -26,4 +32,10 @@ type IdentityConfig struct {
 	StepUpMaxAge time.Duration `config:"identity.step_up_max_age"`
 	// PasswordMinLength is identity.password_min_length.
 	PasswordMinLength int `config:"identity.password_min_length"`
+	// PasswordHashMemory is identity.password_hash_memory in bytes.
+	PasswordHashMemory int64 `config:"identity.password_hash_memory"`
+	// PasswordHashIterations is identity.password_hash_iterations.
+	PasswordHashIterations int `config:"identity.password_hash_iterations"`
+	// PasswordHashParallelism is identity.password_hash_parallelism.
+	PasswordHashParallelism int `config:"identity.password_hash_parallelism"`
 }
