@@ -1,0 +1,149 @@
+// Package app holds the use cases of the identity module: people (create,
+// the first owner from the CLI), sessions (sign in, sign out, step-up),
+// personal tokens, the principals of apps and agents with app tokens, and
+// Authenticate, which turns a bearer token into an actor.Principal.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"time"
+
+	"bothy/server/internal/identity"
+	"bothy/server/internal/identity/domain"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/auditing"
+	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/txn"
+)
+
+// ReasonEmailTaken is the conflict reason of a person whose email another
+// person already has.
+const ReasonEmailTaken = "email_taken"
+
+// Options configure the use cases.
+type Options struct {
+	// SessionTTL is identity.session_ttl: a session ends this long after
+	// sign-in. Must be positive.
+	SessionTTL time.Duration
+	// PasswordMinLength is identity.password_min_length. Must be positive.
+	PasswordMinLength int
+	// PasswordParams are identity.password_hash_memory,
+	// identity.password_hash_iterations and
+	// identity.password_hash_parallelism (domain.NewParams).
+	PasswordParams domain.Params
+}
+
+func (o Options) validate() error {
+	if o.SessionTTL <= 0 || o.PasswordMinLength <= 0 {
+		return errors.New("identity: Options.SessionTTL (identity.session_ttl) and PasswordMinLength (identity.password_min_length) must be positive")
+	}
+	if err := o.PasswordParams.Validate(); err != nil {
+		return errors.New("identity: Options.PasswordParams (identity.password_hash_*) are out of bounds")
+	}
+	return nil
+}
+
+// Deps are the collaborators of the Service; all are required except
+// Random.
+type Deps struct {
+	// UnitOfWork runs each change in one transaction.
+	UnitOfWork txn.UnitOfWork
+	// Store persists people, sessions, tokens and principals.
+	Store Store
+	// Authorizer decides every use case (internal/authz).
+	Authorizer authorize.Authorizer
+	// Audit records the allowed changes the catalogue audits.
+	Audit auditing.Recorder
+	// AppFacts reads the installation of an app principal (the apps module).
+	AppFacts identity.AppFactsSource
+	// Clock stamps rows and decides expiry.
+	Clock clock.Clock
+	// Random makes tokens, salts and IDs; nil means crypto/rand.
+	Random io.Reader
+}
+
+// core is what the Service and the Bootstrap share.
+type core struct {
+	uow    txn.UnitOfWork
+	store  Store
+	audit  auditing.Recorder
+	clock  clock.Clock
+	random io.Reader
+	opts   Options
+}
+
+// Service runs the identity use cases. It implements
+// identity.Authenticator and identity.Principals.
+type Service struct {
+	core
+	az       authorize.Authorizer
+	appFacts identity.AppFactsSource
+	// dummyHash is verified when a sign-in names an unknown email, so that
+	// the answer takes as long as for a wrong password.
+	dummyHash string
+}
+
+var (
+	_ identity.Authenticator = (*Service)(nil)
+	_ identity.Principals    = (*Service)(nil)
+)
+
+// New returns the Service. It hashes one random password with the
+// configured parameters (the stand-in for unknown emails), so it costs one
+// password hash. It returns an error for invalid Options and panics on a
+// missing dependency (a wiring bug).
+func New(d Deps, o Options) (*Service, error) {
+	if d.Authorizer == nil || d.AppFacts == nil {
+		panic("identity: New needs an authorizer and an app facts source")
+	}
+	c, err := newCore(d.UnitOfWork, d.Store, d.Audit, d.Clock, d.Random, o)
+	if err != nil {
+		return nil, err
+	}
+	pw := make([]byte, domain.TokenBytes)
+	if _, err := io.ReadFull(c.random, pw); err != nil {
+		return nil, domain.ErrRandom
+	}
+	dummy, err := domain.HashPassword(string(pw), o.PasswordParams, c.random)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{core: c, az: d.Authorizer, appFacts: d.AppFacts, dummyHash: dummy}, nil
+}
+
+func newCore(uow txn.UnitOfWork, store Store, audit auditing.Recorder, clk clock.Clock, random io.Reader, o Options) (core, error) {
+	if uow == nil || store == nil || audit == nil || clk == nil {
+		panic("identity: the use cases need a unit of work, a store, an audit recorder and a clock")
+	}
+	if err := o.validate(); err != nil {
+		return core{}, err
+	}
+	if random == nil {
+		random = rand.Reader
+	}
+	return core{uow: uow, store: store, audit: audit, clock: clk, random: random, opts: o}, nil
+}
+
+// newID returns a UUIDv7 stamped with now from the service's random source.
+func (c *core) newID(now time.Time) (ids.ID, error) {
+	id, err := ids.NewAt(now, c.random)
+	if err != nil {
+		return ids.Zero, errs.Wrap(domain.ErrRandom, "identity: reading randomness failed")
+	}
+	return id, nil
+}
+
+// errUnauthorized is the one answer to a bad credential, whatever was
+// wrong with it.
+func errUnauthorized() error { return errs.New(errs.CodeUnauthorized, "authentication required") }
+
+// check asks the authorizer and turns a denial into its error.
+func (s *Service) check(ctx context.Context, a authorize.Action, r authorize.Resource) error {
+	return authorize.Check(ctx, s.az, actor.From(ctx), a, r)
+}
