@@ -26,6 +26,8 @@ var commands = map[string]command{
 	"version": {"print the version", runVersion},
 	"config":  {"check the configuration, print its reference or JSON Schema", runConfig},
 	"secrets": {"create the missing generated secrets (secrets init)", runSecrets},
+	"owner":   {"create an owner (owner create --email ADDRESS)", runOwner},
+	"keys":    {"rotate the server signing keys of a purpose (keys rotate --purpose P)", runKeys},
 }
 
 // errUsage marks a wrong invocation; main exits with status 2 for it.

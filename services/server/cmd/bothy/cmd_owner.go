@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy/server/internal/identity/adapters/postgres"
+	"bothy/server/internal/identity/app"
+	"bothy/server/internal/identity/domain"
+	"bothy/server/internal/kernel/auditing/auditpg"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/secrets"
+	"bothy/server/internal/platform/secrets/stack"
+	"bothy/server/internal/wire"
+)
+
+const ownerUsage = "want create --email ADDRESS [--name NAME] [--config FILE]"
+
+// runOwner is `bothy owner create --email robin@example.com`: it creates a
+// person with the role owner, the way the first owner of an installation
+// comes into being. The password comes from standard input when that is a
+// pipe or a file (first line); on a terminal, a password is generated and
+// printed once.
+func runOwner(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return ownerCommand(ctx, args, os.Environ(), os.Stdin, stdinIsTerminal(), stdout, stderr)
+}
+
+// stdinIsTerminal reports whether standard input is a character device (a
+// terminal) rather than a pipe or a file.
+func stdinIsTerminal() bool {
+	st, err := os.Stdin.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// ownerCommand is runOwner with its inputs passed in, for tests.
+func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, terminal bool, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return fmt.Errorf("%w: %s", errUsage, ownerUsage)
+	}
+	fs := newFlagSet("owner create", stderr)
+	path := configFlag(fs)
+	email := fs.String("email", "", "email `address` of the new owner (required)")
+	name := fs.String("name", "", "display `name` (default: the part of the address before @)")
+	if help, err := parseFlags(fs, args[1:]); help || err != nil {
+		return err
+	}
+	if *email == "" {
+		return fmt.Errorf("%w: --email is required; %s", errUsage, ownerUsage)
+	}
+	if *name == "" {
+		*name, _, _ = strings.Cut(strings.TrimSpace(*email), "@")
+	}
+	cfg, err := wire.Load(*path, environ)
+	if err != nil {
+		return err
+	}
+	password, generated, err := ownerPassword(stdin, terminal)
+	if err != nil {
+		return err
+	}
+	rt, err := openRuntime(ctx, cfg, "bothy-owner")
+	if err != nil {
+		return err
+	}
+	defer rt.pool.Close()
+	params, err := domain.NewParams(cfg.Identity.PasswordHashMemory, cfg.Identity.PasswordHashIterations, cfg.Identity.PasswordHashParallelism)
+	if err != nil {
+		return err
+	}
+	boot, err := app.NewBootstrap(rt.uow, postgres.New(rt.pool), auditpg.New(rt.pool, rt.clock), rt.clock, nil, app.Options{
+		SessionTTL: cfg.Identity.SessionTTL, PasswordMinLength: cfg.Identity.PasswordMinLength, PasswordParams: params})
+	if err != nil {
+		return err
+	}
+	owner, err := boot.CreateOwner(ctx, app.CreatePerson{Email: *email, DisplayName: *name, Password: password})
+	if err != nil {
+		return describe(err)
+	}
+	fmt.Fprintf(stdout, "created owner %s <%s> with id %s\n", owner.DisplayName, owner.Email, owner.ID)
+	if generated {
+		fmt.Fprintf(stdout, "password (shown once, keep it now): %s\n", password)
+	}
+	fmt.Fprintf(stdout, "sign in (type the password into the JSON body):\n%s", signInExample(cfg.HTTP.ListenAddress, owner.Email))
+	return nil
+}
+
+// ownerPassword returns the first line of stdin, or a generated password on
+// a terminal (generated is then true).
+func ownerPassword(stdin io.Reader, terminal bool) (password string, generated bool, err error) {
+	if terminal {
+		b, err := stack.GeneratorPassword.Generate(rand.Reader)
+		if err != nil {
+			return "", false, err
+		}
+		return string(b), true, nil
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", false, errors.New("reading the password from standard input failed")
+	}
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if line == "" {
+		return "", false, fmt.Errorf("%w: standard input holds no password; pipe one line or run on a terminal to generate one", errUsage)
+	}
+	return line, false, nil
+}
+
+// signInExample is a curl call of createSession against the API listener
+// (http.listen_address; a wildcard host becomes the loopback address). The
+// body is read from a here-document, so the password never shows in the
+// process list as a command-line argument.
+func signInExample(listen, email string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil || host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	quoted, _ := json.Marshal(email)
+	return fmt.Sprintf(`  curl -sS -X POST http://%s/api/v1/sessions \
+    -H 'Content-Type: application/json' --data-binary @- <<'JSON'
+  {"email": %s, "password": "<password>"}
+  JSON
+`, net.JoinHostPort(host, port), quoted)
+}
+
+// describe turns a validation or conflict error into a message that names
+// the defective fields, for the operator at the terminal.
+func describe(err error) error {
+	e, ok := errs.As(err)
+	if !ok || (e.Code != errs.CodeValidationFailed && e.Code != errs.CodeConflict) {
+		return err
+	}
+	var parts []string
+	for _, f := range e.Fields {
+		parts = append(parts, strings.TrimPrefix(f.Pointer, "/")+": "+f.Code)
+	}
+	if e.Reason != "" {
+		parts = append(parts, e.Reason)
+	}
+	return fmt.Errorf("%s (%s)", e.Code, strings.Join(parts, ", "))
+}
+
+// runtime is what the operations commands need of the database.
+type runtime struct {
+	pool    *pgxpool.Pool
+	uow     *pg.UnitOfWork
+	secrets *secrets.Provider
+	clock   clock.Clock
+}
+
+// openRuntime connects as bothy_app with database.url and the password of
+// database.password_ref, with the unit of work of database.tx_retry_max and
+// database.lock_timeout.
+func openRuntime(ctx context.Context, cfg *wire.Config, application string) (*runtime, error) {
+	provider, err := secrets.NewProvider(secrets.Options{CacheTTL: cfg.Secrets.CacheTTL})
+	if err != nil {
+		return nil, err
+	}
+	var password string
+	if cfg.Database.PasswordRef != "" {
+		s, err := provider.Resolve(ctx, cfg.Database.PasswordRef)
+		if err != nil {
+			return nil, err
+		}
+		password = string(s.Reveal())
+	}
+	pool, err := pg.Open(ctx, pg.Options{URL: cfg.Database.URL, Password: password, MaxConns: 2,
+		ApplicationName: application, StatementTimeout: cfg.Database.StatementTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return &runtime{pool: pool, uow: pg.NewUnitOfWork(pool, cfg.Database.TxRetryMax, cfg.Database.LockTimeout),
+		secrets: provider, clock: clock.Real{}}, nil
+}
