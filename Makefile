@@ -23,6 +23,14 @@ build: ## Build the bothy binary into bin/.
 	@mkdir -p $(BIN)
 	cd $(SERVER) && $(GO) build -trimpath -o $(BIN)/bothy ./cmd/bothy
 
+.PHONY: run
+run: pg-install build ## Build, provision PostgreSQL 18, create secrets, migrate and serve role all on 127.0.0.1:8080.
+	tools/dev/run.sh
+
+.PHONY: pg-stop
+pg-stop: ## Stop the local PostgreSQL cluster of `make run` (its data stays in .local/pg).
+	tools/pg/cluster.sh stop $(LOCAL)/pg
+
 .PHONY: test
 test: pg-install ## Run every test with -race against real PostgreSQL 18.
 	cd $(SERVER) && $(GO) test $(TEST_FLAGS) ./...
