@@ -34,3 +34,18 @@ test-short: pg-install ## Run the tests without -race (faster feedback).
 .PHONY: migrations-lock
 migrations-lock: ## Record the checksums of the migrations in migrations.sha256.
 	cd $(SERVER)/migrations && sha256sum [0-9]*.sql > migrations.sha256
+
+# ---- HTTP contract and generated code ------------------------------------
+# The generators live in the tools module (not in go.work); they run with
+# GOWORK=off from tools/ and get absolute paths.
+TOOLS_RUN := cd tools && GOWORK=off $(GO) run
+API_SPEC  := $(CURDIR)/api/openapi.yaml
+REDOCLY   := npx --yes @redocly/cli@2.77.0
+
+.PHONY: api-lint
+api-lint: ## Lint api/openapi.yaml with the pinned Redocly CLI (quality/redocly.yaml).
+	$(REDOCLY) lint --config quality/redocly.yaml api/openapi.yaml
+
+.PHONY: api-checks
+api-checks: ## Check the contract's own conventions (tools/apicheck).
+	$(TOOLS_RUN) ./apicheck -spec $(API_SPEC)
