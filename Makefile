@@ -40,7 +40,35 @@ migrations-lock: ## Record the checksums of the migrations in migrations.sha256.
 # GOWORK=off from tools/ and get absolute paths.
 TOOLS_RUN := cd tools && GOWORK=off $(GO) run
 API_SPEC  := $(CURDIR)/api/openapi.yaml
+API_PKG   := $(CURDIR)/$(SERVER)/api
+ROUTEGEN  := $(TOOLS_RUN) ./routegen -spec $(API_SPEC) -operations $(API_PKG)/operations.yaml -config $(API_PKG)/codegen.yaml
+ROUTEGEN_FILES := openapi.gen.yaml api.gen.go operations.gen.go
 REDOCLY   := npx --yes @redocly/cli@2.77.0
+# Packages whose TestRegisterCheck* tests make up make register-check; the
+# role assembly adds its package when it checks the real server.
+REGISTER_CHECK_PKGS ?= ./api/...
+
+.PHONY: codegen
+codegen: codegen-routes ## Regenerate every generated file from its sources.
+
+.PHONY: codegen-routes
+codegen-routes: ## Regenerate services/server/api from api/openapi.yaml and operations.yaml.
+	$(ROUTEGEN) -out $(API_PKG)
+
+.PHONY: codegen-check
+codegen-check: codegen-check-routes ## Fail when a generated file differs from what its sources give.
+
+.PHONY: codegen-check-routes
+codegen-check-routes: ## Regenerate the routes into a temporary folder and diff.
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(ROUTEGEN) -out "$$tmp"; \
+	for f in $(ROUTEGEN_FILES); do \
+	  diff -u "$(API_PKG)/$$f" "$$tmp/$$f" || { echo "codegen-check: $(SERVER)/api/$$f is stale: run make codegen" >&2; exit 1; }; \
+	done
+
+.PHONY: register-check
+register-check: ## Route registration check (AZ-P1): operations, actions and handlers agree.
+	cd $(SERVER) && $(GO) test -count=1 -run '^TestRegisterCheck' $(REGISTER_CHECK_PKGS)
 
 .PHONY: api-lint
 api-lint: ## Lint api/openapi.yaml with the pinned Redocly CLI (quality/redocly.yaml).
