@@ -43,6 +43,7 @@ API_SPEC  := $(CURDIR)/api/openapi.yaml
 API_PKG   := $(CURDIR)/$(SERVER)/api
 ROUTEGEN  := $(TOOLS_RUN) ./routegen -spec $(API_SPEC) -operations $(API_PKG)/operations.yaml -config $(API_PKG)/codegen.yaml
 ROUTEGEN_FILES := openapi.gen.yaml api.gen.go operations.gen.go
+APITABLES := $(TOOLS_RUN) ./apitables -spec $(API_SPEC) -errors-doc $(CURDIR)/docs/spec/06-api.md -webhooks-doc $(CURDIR)/docs/api/webhooks.md
 REDOCLY   := npx --yes @redocly/cli@2.77.0
 # Packages whose TestRegisterCheck* tests make up make register-check; the
 # role assembly adds its package when it checks the real server.
@@ -56,7 +57,7 @@ codegen-routes: ## Regenerate services/server/api from api/openapi.yaml and oper
 	$(ROUTEGEN) -out $(API_PKG)
 
 .PHONY: codegen-check
-codegen-check: codegen-check-routes ## Fail when a generated file differs from what its sources give.
+codegen-check: codegen-check-routes codegen-check-tables ## Fail when a generated file differs from what its sources give.
 
 .PHONY: codegen-check-routes
 codegen-check-routes: ## Regenerate the routes into a temporary folder and diff.
@@ -65,6 +66,10 @@ codegen-check-routes: ## Regenerate the routes into a temporary folder and diff.
 	for f in $(ROUTEGEN_FILES); do \
 	  diff -u "$(API_PKG)/$$f" "$$tmp/$$f" || { echo "codegen-check: $(SERVER)/api/$$f is stale: run make codegen" >&2; exit 1; }; \
 	done
+
+.PHONY: codegen-check-tables
+codegen-check-tables: ## Fail when the generated doc tables differ from api/openapi.yaml.
+	$(APITABLES) -check
 
 .PHONY: register-check
 register-check: ## Route registration check (AZ-P1): operations, actions and handlers agree.
@@ -77,3 +82,7 @@ api-lint: ## Lint api/openapi.yaml with the pinned Redocly CLI (quality/redocly.
 .PHONY: api-checks
 api-checks: ## Check the contract's own conventions (tools/apicheck).
 	$(TOOLS_RUN) ./apicheck -spec $(API_SPEC)
+
+.PHONY: api-tables
+api-tables: ## Write the generated tables into docs/spec/06-api.md and docs/api/webhooks.md.
+	$(APITABLES)
