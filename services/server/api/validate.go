@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -43,17 +41,18 @@ type Validator struct {
 // route and the names of its path and query parameters.
 type route struct {
 	pattern    string
-	route      *routers.Route
+	kin        *routers.Route
 	pathParams []string
 	query      map[string]bool
 }
 
 // NewValidator loads and validates the spec and prepares one route per
-// operation. It fails when OnError is nil, when the spec does not load or
-// validate, or when two operations have conflicting path patterns.
+// operation. It fails with an internal *errs.Error when OnError is nil, when
+// the spec does not load or validate, or when two operations have
+// conflicting path patterns.
 func NewValidator(opts ValidatorOptions) (*Validator, error) {
 	if opts.OnError == nil {
-		return nil, errors.New("api: ValidatorOptions.OnError is required")
+		return nil, errs.Internalf("api: ValidatorOptions.OnError is required")
 	}
 	data := opts.Spec
 	if data == nil {
@@ -62,10 +61,10 @@ func NewValidator(opts ValidatorOptions) (*Validator, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(data)
 	if err != nil {
-		return nil, fmt.Errorf("api: loading the spec: %w", err)
+		return nil, errs.Wrap(err, "api: loading the spec")
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("api: validating the spec: %w", err)
+		return nil, errs.Wrap(err, "api: validating the spec")
 	}
 	base := ""
 	if len(doc.Servers) > 0 {
@@ -89,7 +88,7 @@ func NewValidator(opts ValidatorOptions) (*Validator, error) {
 		for method, op := range item.Operations() {
 			rt := &route{
 				pattern: method + " " + base + path,
-				route:   &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op},
+				kin:     &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op},
 				query:   map[string]bool{},
 			}
 			for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
@@ -124,7 +123,7 @@ func (v *Validator) mux(next http.Handler) (mux *http.ServeMux, err error) {
 	defer func() {
 		// ServeMux panics on conflicting patterns; report it as an error.
 		if p := recover(); p != nil {
-			mux, err = nil, fmt.Errorf("api: conflicting operation patterns: %v", p)
+			mux, err = nil, errs.Internalf("api: conflicting operation patterns: %v", p)
 		}
 	}()
 	for _, rt := range v.routes {
@@ -165,7 +164,7 @@ func (b *boundRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	input := &openapi3filter.RequestValidationInput{
 		Request:    r,
 		PathParams: params,
-		Route:      b.route.route,
+		Route:      b.kin,
 		Options:    b.v.options,
 	}
 	var fields []errs.FieldError
