@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/adapters/webhookhttp"
+	"bothy/server/internal/apps/app"
 	"bothy/server/internal/kernel/hostlist"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/egress"
