@@ -159,24 +159,15 @@ type runtime struct {
 	clock   clock.Clock
 }
 
-// openRuntime connects as bothy_app with database.url and the password of
-// database.password_ref, with the unit of work of database.tx_retry_max and
+// openRuntime connects as bothy_app (wire.OpenAppPool: database.url and
+// database.password_ref) with the unit of work of database.tx_retry_max and
 // database.lock_timeout.
 func openRuntime(ctx context.Context, cfg *wire.Config, application string) (*runtime, error) {
-	provider, err := secrets.NewProvider(secrets.Options{CacheTTL: cfg.Secrets.CacheTTL})
+	provider, err := wire.NewSecretsProvider(cfg)
 	if err != nil {
 		return nil, err
 	}
-	var password string
-	if cfg.Database.PasswordRef != "" {
-		s, err := provider.Resolve(ctx, cfg.Database.PasswordRef)
-		if err != nil {
-			return nil, err
-		}
-		password = string(s.Reveal())
-	}
-	pool, err := pg.Open(ctx, pg.Options{URL: cfg.Database.URL, Password: password, MaxConns: 2,
-		ApplicationName: application, StatementTimeout: cfg.Database.StatementTimeout})
+	pool, err := wire.OpenAppPool(ctx, cfg, provider, application)
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,7 @@ func TestPersonalTokenLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []app.PersonalToken{created.PersonalToken}, list)
 
+	b.clock.Advance(time.Second) // audit entries sort by time
 	require.NoError(t, b.env.Service.RevokePersonalToken(as(session), created.PersonalToken.ID))
 	_, err = b.env.Service.Authenticate(ctx, created.Token)
 	requireCode(t, err, errs.CodeUnauthorized)
