@@ -23,6 +23,14 @@ build: ## Build the bothy binary into bin/.
 	@mkdir -p $(BIN)
 	cd $(SERVER) && $(GO) build -trimpath -o $(BIN)/bothy ./cmd/bothy
 
+.PHONY: run
+run: pg-install build ## Build, provision PostgreSQL 18, create secrets, migrate and serve role all on 127.0.0.1:8080.
+	tools/dev/run.sh
+
+.PHONY: pg-stop
+pg-stop: ## Stop the local PostgreSQL cluster of `make run` (its data stays in .local/pg).
+	tools/pg/cluster.sh stop $(LOCAL)/pg
+
 .PHONY: test
 test: pg-install ## Run every test with -race against real PostgreSQL 18.
 	cd $(SERVER) && $(GO) test $(TEST_FLAGS) ./...
@@ -54,3 +62,55 @@ config-doc-check: ## Fail when docs/operations/configuration.md section 4 differ
 	@tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; cp $(CONFIG_DOC) "$$tmp"; \
 	(cd $(SERVER) && $(GO) run ./cmd/bothy config reference --write "$$tmp"); \
 	diff -u $(CONFIG_DOC) "$$tmp" || { echo "$(CONFIG_DOC) is out of date: run make config-reference" >&2; exit 1; }
+
+# ---- HTTP contract and generated code ------------------------------------
+# The generators live in the tools module (not in go.work); they run with
+# GOWORK=off from tools/ and get absolute paths.
+TOOLS_RUN := cd tools && GOWORK=off $(GO) run
+API_SPEC  := $(CURDIR)/api/openapi.yaml
+API_PKG   := $(CURDIR)/$(SERVER)/api
+ROUTEGEN  := $(TOOLS_RUN) ./routegen -spec $(API_SPEC) -operations $(API_PKG)/operations.yaml -config $(API_PKG)/codegen.yaml
+ROUTEGEN_FILES := openapi.gen.yaml api.gen.go operations.gen.go
+APITABLES := $(TOOLS_RUN) ./apitables -spec $(API_SPEC) -errors-doc $(CURDIR)/docs/spec/06-api.md -webhooks-doc $(CURDIR)/docs/api/webhooks.md
+REDOCLY   := npx --yes @redocly/cli@2.77.0
+# Packages whose TestRegisterCheck* tests make up make register-check; the
+# role assembly adds its package when it checks the real server.
+REGISTER_CHECK_PKGS ?= ./api/...
+
+.PHONY: codegen
+codegen: codegen-routes ## Regenerate every generated file from its sources.
+
+.PHONY: codegen-routes
+codegen-routes: ## Regenerate services/server/api from api/openapi.yaml and operations.yaml.
+	$(ROUTEGEN) -out $(API_PKG)
+
+.PHONY: codegen-check
+codegen-check: codegen-check-routes codegen-check-tables ## Fail when a generated file differs from what its sources give.
+
+.PHONY: codegen-check-routes
+codegen-check-routes: ## Regenerate the routes into a temporary folder and diff.
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(ROUTEGEN) -out "$$tmp"; \
+	for f in $(ROUTEGEN_FILES); do \
+	  diff -u "$(API_PKG)/$$f" "$$tmp/$$f" || { echo "codegen-check: $(SERVER)/api/$$f is stale: run make codegen" >&2; exit 1; }; \
+	done
+
+.PHONY: codegen-check-tables
+codegen-check-tables: ## Fail when the generated doc tables differ from api/openapi.yaml.
+	$(APITABLES) -check
+
+.PHONY: register-check
+register-check: ## Route registration check (AZ-P1): operations, actions and handlers agree.
+	cd $(SERVER) && $(GO) test -count=1 -run '^TestRegisterCheck' $(REGISTER_CHECK_PKGS)
+
+.PHONY: api-lint
+api-lint: ## Lint api/openapi.yaml with the pinned Redocly CLI (quality/redocly.yaml).
+	$(REDOCLY) lint --config quality/redocly.yaml api/openapi.yaml
+
+.PHONY: api-checks
+api-checks: ## Check the contract's own conventions (tools/apicheck).
+	$(TOOLS_RUN) ./apicheck -spec $(API_SPEC)
+
+.PHONY: api-tables
+api-tables: ## Write the generated tables into docs/spec/06-api.md and docs/api/webhooks.md.
+	$(APITABLES)

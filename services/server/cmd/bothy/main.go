@@ -24,6 +24,8 @@ type command struct {
 // commands lists every subcommand; each lives in its own cmd_<name>.go file.
 var commands = map[string]command{
 	"version": {"print the version", runVersion},
+	"serve":   {"run the server in a role: --role api, worker or all", runServe},
+	"migrate": {"create roles and database (--bootstrap) and apply migrations", runMigrate},
 	"config":  {"check the configuration, print its reference or JSON Schema", runConfig},
 	"secrets": {"create the missing generated secrets (secrets init)", runSecrets},
 }

@@ -20,6 +20,10 @@ func httpConfigKeys() []config.Key {
 			Doc: "Largest request body the API reads; a larger one is answered with 413 payload_too_large."},
 		{Name: "http.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
 			Doc: "Time in-flight requests get to finish after SIGTERM before the listeners close them."},
+		{Name: "http.cursor_key_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/http_cursor_key", Chapter: chapter06,
+			Doc: "Reference to the key that authenticates pagination cursors (docs/spec/06-api.md section 6)."},
+		{Name: "idempotency.key_ttl", Kind: config.KindDuration, Default: "24h", Min: "1m", Max: "30d", Chapter: chapter06,
+			Doc: "How long a stored Idempotency-Key answers replays before maintenance removes it."},
 		{Name: "ratelimit.public_auth.per_minute", Kind: config.KindInt, Default: "30", Min: "1", Max: "100000", Unit: "requests", Chapter: chapter06,
 			Doc: "Sustained requests per minute and client address in the rate limit class public_auth (sign-in, step-up, public discovery)."},
 		{Name: "ratelimit.public_auth.burst", Kind: config.KindInt, Default: "10", Min: "1", Max: "10000", Unit: "requests", Chapter: chapter06,
@@ -39,6 +43,10 @@ type HTTPConfig struct {
 	MaxBodyBytes int64 `config:"http.max_body_bytes"`
 	// ShutdownTimeout is http.shutdown_timeout.
 	ShutdownTimeout time.Duration `config:"http.shutdown_timeout"`
+	// CursorKeyRef is http.cursor_key_ref, placeholders resolved.
+	CursorKeyRef string `config:"http.cursor_key_ref"`
+	// IdempotencyKeyTTL is idempotency.key_ttl.
+	IdempotencyKeyTTL time.Duration `config:"idempotency.key_ttl"`
 }
 
 // RateLimitConfig holds the rate limit classes.

@@ -17,6 +17,10 @@ func jobsConfigKeys() []config.Key {
 			Doc: "Jobs of the queue maintenance (retention, rotation) that one worker process runs at once."},
 		{Name: "jobs.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
 			Doc: "Graceful stop deadline: time in-flight jobs get to finish after SIGTERM before they are cancelled and retried later."},
+		{Name: "jobs.job_timeout", Kind: config.KindDuration, Default: "5m", Min: "1s", Max: "24h", Chapter: chapter02,
+			Doc: "Deadline of one job run unless its kind sets its own; a run past it is cancelled and retried."},
+		{Name: "jobs.maintenance_interval", Kind: config.KindDuration, Default: "1h", Min: "1m", Max: "24h", Chapter: chapter02,
+			Doc: "Period of the maintenance jobs: event log partitions, expired idempotency keys, signing key rotation."},
 		{Name: "jobs.fetch_poll_interval", Kind: config.KindDuration, Default: "250ms", Min: "1ms", Max: "1m", Chapter: chapter02,
 			Doc: "Interval of the periodic fetch of available jobs, the backstop when no insert notification arrives."},
 		{Name: "jobs.fetch_cooldown", Kind: config.KindDuration, Default: "20ms", Min: "1ms", Max: "10s", Chapter: chapter02,
@@ -37,6 +41,10 @@ type JobsConfig struct {
 	}
 	// ShutdownTimeout is jobs.shutdown_timeout.
 	ShutdownTimeout time.Duration `config:"jobs.shutdown_timeout"`
+	// JobTimeout is jobs.job_timeout.
+	JobTimeout time.Duration `config:"jobs.job_timeout"`
+	// MaintenanceInterval is jobs.maintenance_interval.
+	MaintenanceInterval time.Duration `config:"jobs.maintenance_interval"`
 	// FetchPollInterval is jobs.fetch_poll_interval.
 	FetchPollInterval time.Duration `config:"jobs.fetch_poll_interval"`
 	// FetchCooldown is jobs.fetch_cooldown.

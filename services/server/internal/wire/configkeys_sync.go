@@ -13,6 +13,10 @@ func syncConfigKeys() []config.Key {
 			Doc: "How long events stay in the event log; a consumer or delivery that falls behind it finds a gap."},
 		{Name: "sync.partition_interval", Kind: config.KindDuration, Default: "1d", Min: "1h", Max: "31d", Chapter: chapter03,
 			Doc: "Time span of one partition of the event log; retention drops whole partitions."},
+		{Name: "sync.partition_ahead", Kind: config.KindDuration, Default: "3d", Min: "1h", Max: "90d", Chapter: chapter03,
+			Doc: "How far past now event log partitions must exist, so appends never meet a missing partition between two maintenance runs."},
+		{Name: "sync.payload_text_max_bytes", Kind: config.KindInt, Default: "16384", Min: "64", Max: "1048576", Unit: "bytes", Chapter: chapter04,
+			Doc: "Most bytes of one string in an event payload; longer text is cut and the event marked truncated."},
 		{Name: "consumer.batch_size", Kind: config.KindInt, Default: "500", Min: "1", Max: "10000", Unit: "events", Chapter: chapter02,
 			Doc: "Most events a worker consumer reads in one round, which is one transaction."},
 		{Name: "consumer.poll_interval", Kind: config.KindDuration, Default: "500ms", Min: "10ms", Max: "1m", Chapter: chapter02,
@@ -26,6 +30,10 @@ type SyncConfig struct {
 	EventRetention time.Duration `config:"sync.event_retention"`
 	// PartitionInterval is sync.partition_interval.
 	PartitionInterval time.Duration `config:"sync.partition_interval"`
+	// PartitionAhead is sync.partition_ahead.
+	PartitionAhead time.Duration `config:"sync.partition_ahead"`
+	// PayloadTextMaxBytes is sync.payload_text_max_bytes.
+	PayloadTextMaxBytes int `config:"sync.payload_text_max_bytes"`
 }
 
 // ConsumerConfig holds the settings of the worker consumers.

@@ -113,7 +113,9 @@ type Authorizer interface {
 	// Authorize returns the decision. It returns an error only when the
 	// decision could not be made (database failure, unknown action: a wiring
 	// bug); a denial is a Decision, not an error. In normal mode a denial is
-	// audited in the ambient unit of work; in filter mode (Filter) it is not.
+	// audited in a transaction of its own (auditing.Recorder.RecordDetached),
+	// so the entry survives the rollback of the use case that was refused; in
+	// filter mode (Filter) it is not audited.
 	Authorize(ctx context.Context, p actor.Principal, a Action, r Resource) (Decision, error)
 }
 

@@ -215,3 +215,21 @@ func TestCorrelationIsTheRequestID(t *testing.T) {
 	}))
 	require.Equal(t, http.StatusNoContent, env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/apps/a", nil)).StatusCode)
 }
+
+func TestFallbacksKeepWildcardShapes(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	env.Server.Handle(httpserver.Route{Operation: "listA", Method: "GET", Pattern: "/api/v1/a/{x}/b/{y}"}, http.HandlerFunc(echo))
+	env.Server.Handle(httpserver.Route{Operation: "deleteA", Method: "DELETE", Pattern: "/api/v1/a/{id}/b/{other}"}, http.HandlerFunc(echo))
+	env.Server.Handle(httpserver.Route{Operation: "getFiles", Method: "GET", Pattern: "/api/v1/files/{path...}"}, http.HandlerFunc(echo))
+	env.Server.Handle(httpserver.Route{Operation: "getRoot", Method: "GET", Pattern: "/api/v1/{$}"}, http.HandlerFunc(echo))
+
+	require.Equal(t, http.StatusOK, env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/a/1/b/2", nil)).StatusCode)
+	require.Equal(t, http.StatusOK, env.Do(httpservertest.NewRequest(t, "DELETE", "/api/v1/a/1/b/2", nil)).StatusCode)
+	require.Equal(t, http.StatusOK, env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/files/x/y/z", nil)).StatusCode)
+	require.Equal(t, http.StatusOK, env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/", nil)).StatusCode)
+	httpservertest.RequireProblem(t, env.Do(httpservertest.NewRequest(t, "PUT", "/api/v1/a/1/b/2", nil)), errs.CodeNotFound, "")
+	httpservertest.RequireProblem(t, env.Do(httpservertest.NewRequest(t, "POST", "/api/v1/files/x", nil)), errs.CodeNotFound, "")
+	httpservertest.RequireProblem(t, env.Do(httpservertest.NewRequest(t, "POST", "/api/v1/", nil)), errs.CodeNotFound, "")
+	httpservertest.RequireProblem(t, env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/other", nil)), errs.CodeNotFound, "")
+}

@@ -85,6 +85,9 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, rt Rout
 		w.Header().Set(ReplayHeader, "true")
 		w.WriteHeader(res.Response.Status)
 		_, _ = w.Write(res.Response.Body)
+	case last == nil:
+		// A store that reports a fresh result without running fn is broken.
+		s.WriteError(w, r, errs.Internalf("idempotency store returned no response"))
 	default:
 		last.sendTo(w)
 	}

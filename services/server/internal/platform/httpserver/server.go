@@ -200,7 +200,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(ctx, sw, problemFor(errs.CodePayloadTooLarge, "", nil))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	}
 	s.mux.ServeHTTP(sw, r)
 }
 
@@ -248,7 +250,8 @@ func (s *Server) addFallback(pattern string) {
 // wildcard matches a ServeMux wildcard; the shape renames wildcards by
 // position and keeps "...", so that patterns differing only in wildcard
 // names share one fallback.
-var wildcard = regexp.MustCompile(`\{([^}.]*)((?:\.\.\.)?)\}`)
+// "{$}" (end of path) is not a wildcard and keeps its meaning.
+var wildcard = regexp.MustCompile(`\{([^}.$]*)((?:\.\.\.)?)\}`)
 
 func notFound(w http.ResponseWriter, r *http.Request) {
 	writeProblem(r.Context(), w, problemFor(errs.CodeNotFound, "", nil))

@@ -187,3 +187,24 @@ func TestRetryable(t *testing.T) {
 	require.False(t, pg.Retryable(&pgconn.PgError{Code: "23505"}))
 	require.False(t, pg.Retryable(errors.New("other")))
 }
+
+func TestUnitOfWorkRollsBackOnPanic(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	_, err := db.Owner.Exec(ctx, `CREATE TABLE panic_probe (x int); GRANT SELECT, INSERT ON panic_probe TO bothy_app`)
+	require.NoError(t, err)
+	uow := pg.NewUnitOfWork(db.App, 0, 0)
+	require.Panics(t, func() {
+		_ = uow.Do(ctx, func(ctx context.Context) error {
+			if _, err := pg.Conn(ctx, db.App).Exec(ctx, `INSERT INTO panic_probe VALUES (1)`); err != nil {
+				return err
+			}
+			panic("handler bug")
+		})
+	})
+	var n int
+	require.NoError(t, db.App.QueryRow(ctx, `SELECT count(*) FROM panic_probe`).Scan(&n))
+	require.Zero(t, n)
+	require.Zero(t, db.App.Stat().AcquiredConns(), "the connection went back to the pool")
+}

@@ -87,8 +87,11 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 	if err != nil {
 		return fmt.Errorf("pg: begin: %w", err)
 	}
+	// Roll back on an error and on a panic, so neither leaks the transaction
+	// and its connection; the panic continues after the rollback.
+	committed := false
 	defer func() {
-		if err != nil {
+		if !committed {
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
@@ -103,6 +106,7 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 	if err = tx.Commit(ctx); err != nil {
 		return fmt.Errorf("pg: commit: %w", err)
 	}
+	committed = true
 	return nil
 }
 

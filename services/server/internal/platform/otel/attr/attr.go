@@ -7,7 +7,11 @@
 // text or a secret (SEC-LOG-1 to SEC-LOG-4).
 package attr
 
-import "go.opentelemetry.io/otel/attribute"
+import (
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+)
 
 // Semantic-convention keys.
 const (
@@ -55,3 +59,46 @@ const (
 	// Count is a number of items handled, such as events in a round.
 	Count = attribute.Key("bothy.count")
 )
+
+// All returns every key of this package, in declaration order. The log
+// handler's allow list and the collector's allow list are built from it;
+// TestAllListsEveryKey proves it complete by reading this file with go/ast.
+func All() []attribute.Key {
+	return []attribute.Key{
+		ServerAddress,
+		HTTPResponseStatusCode,
+		HTTPRequestMethod,
+		HTTPRoute,
+		ErrorType,
+		Outcome,
+		Reason,
+		EventSeq,
+		EventType,
+		WebhookSubscriptionID,
+		EgressPurpose,
+		RequestID,
+		Role,
+		JobKind,
+		Queue,
+		Consumer,
+		Duration,
+		Count,
+	}
+}
+
+// Unbounded returns the keys whose values grow without bound (identifiers,
+// sequence numbers, measured values). They are allowed on spans and logs but
+// never on metrics, where every distinct value is a new time series; the
+// meter provider of package otel drops them from every metric.
+func Unbounded() []attribute.Key {
+	return []attribute.Key{WebhookSubscriptionID, RequestID, EventSeq, Duration, Count}
+}
+
+// ForMetrics reports whether k may label a metric: it is a key of this
+// package and not Unbounded.
+func ForMetrics(k attribute.Key) bool {
+	if slices.Contains(Unbounded(), k) {
+		return false
+	}
+	return slices.Contains(All(), k)
+}

@@ -99,6 +99,7 @@ func Catalogue() []Entry {
 		{"database_app_password", GeneratorPassword, ServicePostgres, "database.password_ref", "password of the runtime role bothy_app"},
 		{"signing_keys_master_key", GeneratorKey, ServiceServer, "instance.signing_keys_master_key_ref", "master key that encrypts the private server signing keys at rest"},
 		{"webhook_hmac_master_key", GeneratorKey, ServiceServer, "webhook.hmac_master_key_ref", "master key of the derived webhook secrets"},
+		{"http_cursor_key", GeneratorKey, ServiceServer, "http.cursor_key_ref", "key that authenticates pagination cursors"},
 	}
 }
 

@@ -1,0 +1,189 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+
+	"bothy/server/internal/kernel/errs"
+)
+
+// ValidatorOptions configures NewValidator.
+type ValidatorOptions struct {
+	// Spec is the OpenAPI 3.0 document (YAML or JSON) to validate against.
+	// Nil means the embedded filtered spec (Spec), which is what the server
+	// uses; tests pass the full contract or a spec of their own.
+	Spec []byte
+	// OnError writes the answer for a rejected request. It is required and
+	// always receives an *errs.Error: validation_failed with Fields,
+	// payload_too_large when the body exceeded the limit the chain set with
+	// http.MaxBytesReader, or internal when the body could not be read. The
+	// server passes the problem writer of platform/httpserver.
+	OnError func(w http.ResponseWriter, r *http.Request, err error)
+}
+
+// Validator checks requests against the contract before any handler runs:
+// path, query and header parameters and JSON bodies. It does not check
+// credentials or security requirements: authentication and authorization
+// belong to the HTTP chain. A Validator is safe for concurrent use.
+type Validator struct {
+	routes  []*route
+	onError func(w http.ResponseWriter, r *http.Request, err error)
+	options *openapi3filter.Options
+}
+
+// route describes one operation: its ServeMux pattern, the kin-openapi
+// route and the names of its path and query parameters.
+type route struct {
+	pattern    string
+	kin        *routers.Route
+	pathParams []string
+	query      map[string]bool
+}
+
+// NewValidator loads and validates the spec and prepares one route per
+// operation. It fails with an internal *errs.Error when OnError is nil, when
+// the spec does not load or validate, or when two operations have
+// conflicting path patterns.
+func NewValidator(opts ValidatorOptions) (*Validator, error) {
+	if opts.OnError == nil {
+		return nil, errs.Internalf("api: ValidatorOptions.OnError is required")
+	}
+	data := opts.Spec
+	if data == nil {
+		data = specYAML
+	}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(data)
+	if err != nil {
+		return nil, errs.Wrap(err, "api: loading the spec")
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, errs.Wrap(err, "api: validating the spec")
+	}
+	base := ""
+	if len(doc.Servers) > 0 {
+		base = strings.TrimSuffix(doc.Servers[0].URL, "/")
+	}
+	v := &Validator{
+		onError: opts.OnError,
+		options: &openapi3filter.Options{
+			MultiError:                        true,
+			AuthenticationFunc:                openapi3filter.NoopAuthenticationFunc,
+			SkipSettingDefaults:               true,
+			RejectWhenRequestBodyNotSpecified: true,
+			SchemaValidationOptions: []openapi3.SchemaValidationOption{
+				openapi3.DisableSchemaErrorDetails(),
+				openapi3.WithStringFormatValidators(stringFormats),
+			},
+		},
+	}
+	for _, path := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(path)
+		for method, op := range item.Operations() {
+			rt := &route{
+				pattern: method + " " + base + path,
+				kin:     &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op},
+				query:   map[string]bool{},
+			}
+			for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
+				switch p.Value.In {
+				case openapi3.ParameterInPath:
+					rt.pathParams = append(rt.pathParams, p.Value.Name)
+				case openapi3.ParameterInQuery:
+					rt.query[p.Value.Name] = true
+				}
+			}
+			v.routes = append(v.routes, rt)
+		}
+	}
+	slices.SortFunc(v.routes, func(a, b *route) int { return strings.Compare(a.pattern, b.pattern) })
+	if _, err := v.mux(http.NotFoundHandler()); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// boundRoute is the ServeMux handler of one route for one next handler.
+type boundRoute struct {
+	*route
+	v    *Validator
+	next http.Handler
+}
+
+// mux registers one handler per operation on a private ServeMux, with the
+// patterns the generated server uses, so matching follows Go's rules.
+func (v *Validator) mux(next http.Handler) (mux *http.ServeMux, err error) {
+	mux = http.NewServeMux()
+	defer func() {
+		// ServeMux panics on conflicting patterns; report it as an error.
+		if p := recover(); p != nil {
+			mux, err = nil, errs.Internalf("api: conflicting operation patterns: %v", p)
+		}
+	}()
+	for _, rt := range v.routes {
+		mux.Handle(rt.pattern, &boundRoute{route: rt, v: v, next: next})
+	}
+	return mux, nil
+}
+
+// Middleware returns a handler that validates each request of a known
+// operation and calls next only when it is valid; otherwise OnError writes
+// the answer. Requests that match no operation (unknown path or method) go
+// to next unchanged, so the router answers them.
+func (v *Validator) Middleware(next http.Handler) http.Handler {
+	mux, err := v.mux(next)
+	if err != nil {
+		// NewValidator registered the same patterns without a conflict.
+		panic(err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, _ := mux.Handler(r); h != nil {
+			if _, ok := h.(*boundRoute); ok {
+				// Serve through the mux so that it fills r.PathValue.
+				mux.ServeHTTP(w, r)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP validates r against the route's operation and calls next when
+// it is valid.
+func (b *boundRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	params := make(map[string]string, len(b.pathParams))
+	for _, name := range b.pathParams {
+		params[name] = r.PathValue(name)
+	}
+	input := &openapi3filter.RequestValidationInput{
+		Request:    r,
+		PathParams: params,
+		Route:      b.kin,
+		Options:    b.v.options,
+	}
+	var fields []errs.FieldError
+	for name := range input.GetQueryParams() {
+		if !b.query[name] {
+			fields = append(fields, field("query/"+escapeToken(name), "unknown_parameter"))
+		}
+	}
+	if err := openapi3filter.ValidateRequest(r.Context(), input); err != nil {
+		more, fatal := fieldErrors(err)
+		if fatal != nil {
+			b.v.onError(w, r, fatal)
+			return
+		}
+		fields = append(fields, more...)
+	}
+	if len(fields) > 0 {
+		b.v.onError(w, r, errs.Validation(normalise(fields)...))
+		return
+	}
+	b.next.ServeHTTP(w, r)
+}

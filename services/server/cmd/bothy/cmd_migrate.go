@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/wire"
+)
+
+// runMigrate is `bothy migrate [--bootstrap --admin-url-file FILE]`.
+//
+// With --bootstrap it first creates or updates the roles bothy_owner and
+// bothy_app and the database, connecting with the administrator URL read from
+// FILE (a file, so the superuser password never shows in the process list).
+// Then it applies River's schema and the embedded migrations as the owner.
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("migrate", stderr)
+	path := configFlag(fs)
+	bootstrap := fs.Bool("bootstrap", false, "create the roles and the database first (needs --admin-url-file)")
+	adminFile := fs.String("admin-url-file", "", "`file` holding a PostgreSQL URL of a superuser or a role with CREATEROLE and CREATEDB")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*path)
+	if err != nil {
+		return err
+	}
+	sp, err := wire.NewSecretsProvider(cfg)
+	if err != nil {
+		return err
+	}
+	if *bootstrap {
+		if *adminFile == "" {
+			return fmt.Errorf("%w: --bootstrap needs --admin-url-file", errUsage)
+		}
+		raw, err := os.ReadFile(*adminFile)
+		if err != nil {
+			return errors.New("cannot read the --admin-url-file")
+		}
+		opts, err := wire.BootstrapOptions(ctx, cfg, sp, strings.TrimSpace(string(raw)))
+		if err != nil {
+			return err
+		}
+		if err := pg.Bootstrap(ctx, opts); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "roles %s and %s and database %s are ready\n", pg.OwnerRole, pg.AppRole, opts.Database)
+	}
+	pool, err := wire.OpenOwnerPool(ctx, cfg, sp)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := pg.Migrate(ctx, pool, log); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, "schema is up to date")
+	return err
+}

@@ -1,0 +1,60 @@
+package jobs
+
+import (
+	"context"
+	"time"
+
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/pg"
+)
+
+// InsertOptions refine one insert.
+type InsertOptions struct {
+	// ScheduledAt is the earliest instant the job may run; the zero time
+	// means at once. The job never runs before it. A due job is picked up
+	// when River's scheduler makes it available, so it may run somewhat
+	// later.
+	ScheduledAt time.Time
+}
+
+var (
+	// ErrNoTransaction is returned by InsertTx outside a unit of work: a job
+	// committed without the rows it serves, or kept after they rolled back,
+	// would be a bug.
+	ErrNoTransaction = errs.New(errs.CodeInternal, "job insert outside a unit of work")
+	// ErrUnknownKind is returned by InsertTx for a kind that no Register call
+	// declared.
+	ErrUnknownKind = errs.New(errs.CodeInternal, "job kind not registered")
+)
+
+// Inserter inserts jobs into the ambient transaction of a unit of work. Use
+// cases take it (or an interface of their own over InsertTx); it is safe
+// for concurrent use.
+type Inserter struct {
+	r *Runtime
+}
+
+// InsertTx inserts a job of args' kind into the transaction of the unit of
+// work in ctx (pg.TxFrom), in the kind's queue, so that the job exists if and
+// only if the transaction commits. Workers learn of it at commit through
+// LISTEN/NOTIFY. It returns ErrNoTransaction outside a unit of work,
+// ErrUnknownKind for an unregistered kind, and an internal *errs.Error when
+// the database refuses the insert.
+func (i *Inserter) InsertTx(ctx context.Context, args Args, o InsertOptions) error {
+	tx, ok := pg.TxFrom(ctx)
+	if !ok {
+		return ErrNoTransaction
+	}
+	ho, ok := i.r.Registered(args.Kind())
+	if !ok {
+		return ErrUnknownKind
+	}
+	c, err := i.r.riverClient()
+	if err != nil {
+		return errs.Wrap(err, "job runtime unavailable")
+	}
+	if _, err := c.InsertTx(ctx, tx, args, ho.insertOpts(o)); err != nil {
+		return errs.Wrap(err, "job insert failed")
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package otel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/otel/attr"
+)
+
+// Keys that the log handler itself writes. Callers cannot set them: a
+// caller's trace_id or span_id is dropped like any other unknown key.
+const (
+	// TraceIDKey carries the trace ID of the span in the record's context.
+	TraceIDKey = "trace_id"
+	// SpanIDKey carries the span ID of the span in the record's context.
+	SpanIDKey = "span_id"
+)
+
+// callerKeys is the allow list for attributes that callers pass: exactly the
+// keys of package attr.
+var callerKeys = func() map[string]struct{} {
+	m := make(map[string]struct{}, len(attr.All()))
+	for _, k := range attr.All() {
+		m[string(k)] = struct{}{}
+	}
+	return m
+}()
+
+// AllowedLogKeys returns every key a log line may contain: slog's time,
+// level and msg, the handler's trace_id and span_id, and the keys of package
+// attr (docs/observability/signals.md section 7).
+func AllowedLogKeys() []string {
+	out := []string{slog.TimeKey, slog.LevelKey, slog.MessageKey, TraceIDKey, SpanIDKey}
+	for _, k := range attr.All() {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// NewLogHandler returns the JSON handler for the process logs. It writes one
+// JSON object per record to w and drops every record below level (log.level).
+//
+// Attributes pass an allow list, the keys of package attr: any other key is
+// dropped, not renamed, so that a careless call cannot leak a URL, a body or
+// a secret under a key of its own. Groups are not part of the log format:
+// attributes inside a group (slog.Group with a name, Logger.WithGroup) are
+// dropped; groups without a name are flattened. A value that is an error is
+// never printed: it is replaced by ErrorType, because error text may carry
+// input of unknown origin. When the context carries a valid span, the
+// handler adds trace_id and span_id.
+func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler {
+	return &handler{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})}
+}
+
+// NewLogger returns a logger over NewLogHandler(w, level).
+func NewLogger(w io.Writer, level slog.Leveler) *slog.Logger {
+	return slog.New(NewLogHandler(w, level))
+}
+
+// ErrorAttr returns the attribute error.type with ErrorType(err): the way to
+// log an error.
+func ErrorAttr(err error) slog.Attr {
+	return slog.String(string(attr.ErrorType), ErrorType(err))
+}
+
+// ParseLevel parses log.level: debug, info, warn or error, in any case. The
+// error names the key, never the value.
+func ParseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, errors.New("otel: log.level must be debug, info, warn or error")
+}
+
+type handler struct {
+	inner slog.Handler
+	// grouped is set once WithGroup was called: every later attribute would
+	// be qualified by the group, so none of them is on the allow list.
+	grouped bool
+}
+
+func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
+
+func (h *handler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	if !h.grouped {
+		r.Attrs(func(a slog.Attr) bool {
+			out.AddAttrs(allowed(nil, a)...)
+			return true
+		})
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		out.AddAttrs(slog.String(TraceIDKey, sc.TraceID().String()), slog.String(SpanIDKey, sc.SpanID().String()))
+	}
+	return h.inner.Handle(ctx, out)
+}
+
+func (h *handler) WithAttrs(as []slog.Attr) slog.Handler {
+	if h.grouped {
+		return h
+	}
+	var kept []slog.Attr
+	for _, a := range as {
+		kept = allowed(kept, a)
+	}
+	return &handler{inner: h.inner.WithAttrs(kept)}
+}
+
+func (h *handler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	return &handler{inner: h.inner, grouped: true}
+}
+
+// allowed appends a to dst when its key is on the allow list, with errors
+// replaced by their type; a group without a name is flattened.
+func allowed(dst []slog.Attr, a slog.Attr) []slog.Attr {
+	if a.Key == "" {
+		v := a.Value.Resolve()
+		if v.Kind() == slog.KindGroup {
+			for _, g := range v.Group() {
+				dst = allowed(dst, g)
+			}
+		}
+		return dst
+	}
+	if _, ok := callerKeys[a.Key]; !ok {
+		return dst
+	}
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindGroup:
+		return dst
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			v = slog.StringValue(ErrorType(err))
+		}
+	}
+	return append(dst, slog.Attr{Key: a.Key, Value: v})
+}
+
+// classRE is what a class declared by an error may look like: a short code,
+// never free text.
+var classRE = regexp.MustCompile(`^[A-Za-z0-9_.*/-]{1,64}$`)
+
+// other is the class of an error that says nothing safe about itself, as in
+// the OpenTelemetry semantic conventions for error.type.
+const other = "_OTHER"
+
+// ErrorType returns a stable, low-cardinality class for err that is safe to
+// log and to put on spans and metrics (error.type). It never returns the
+// error's text. The first rule that applies wins:
+//
+//  1. an error in the chain with a method ErrorType() string declares its
+//     class (for example egress address_blocked); a class that does not look
+//     like a code becomes _OTHER;
+//  2. an *errs.Error gives its code, and code/reason when it has a reason;
+//  3. context.DeadlineExceeded gives deadline_exceeded, context.Canceled
+//     gives canceled;
+//  4. an error with SQLState() string (a PostgreSQL error) gives pg_<SQLSTATE>;
+//  5. otherwise the Go type of the innermost error of the chain (the first
+//     member of a joined error), for example *net.OpError, except the
+//     anonymous types of errors.New and fmt.Errorf, which give _OTHER.
+//
+// It returns "" for nil.
+func ErrorType(err error) string {
+	if err == nil {
+		return ""
+	}
+	var declared interface{ ErrorType() string }
+	if errors.As(err, &declared) {
+		if c := declared.ErrorType(); classRE.MatchString(c) {
+			return c
+		}
+		return other
+	}
+	if e, ok := errs.As(err); ok {
+		if e.Reason != "" {
+			return string(e.Code) + "/" + e.Reason
+		}
+		return string(e.Code)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	var pgErr interface{ SQLState() string }
+	if errors.As(err, &pgErr) {
+		if c := "pg_" + pgErr.SQLState(); classRE.MatchString(c) {
+			return c
+		}
+		return other
+	}
+	name := fmt.Sprintf("%T", innermost(err))
+	switch name {
+	case "*errors.errorString", "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError":
+		return other
+	}
+	if !classRE.MatchString(name) {
+		return other
+	}
+	return name
+}
+
+func innermost(err error) error {
+	for {
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next := u.Unwrap()
+			if next == nil {
+				return err
+			}
+			err = next
+		case interface{ Unwrap() []error }:
+			list := u.Unwrap()
+			if len(list) == 0 || list[0] == nil {
+				return err
+			}
+			err = list[0]
+		default:
+			return err
+		}
+	}
+}

@@ -1,0 +1,361 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/idempotency/idempotencypg"
+	"bothy/server/internal/platform/httpserver"
+	"bothy/server/internal/platform/jobs"
+	"bothy/server/internal/platform/otel"
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/secrets"
+	eventsync "bothy/server/internal/sync"
+	syncpg "bothy/server/internal/sync/adapters/postgres"
+	syncapp "bothy/server/internal/sync/app"
+)
+
+// Role is the role of a bothy process (docs/spec/02-architecture.md 3.2).
+type Role string
+
+// The roles.
+const (
+	// RoleAPI serves the HTTP API and inserts jobs, but works none.
+	RoleAPI Role = "api"
+	// RoleWorker runs the event-log consumers and works the job queues.
+	RoleWorker Role = "worker"
+	// RoleAll is both in one process, for small installations and `make run`.
+	RoleAll Role = "all"
+)
+
+// ParseRole returns the role named s.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case RoleAPI, RoleWorker, RoleAll:
+		return r, nil
+	}
+	return "", errors.New("role must be api, worker or all")
+}
+
+// works reports whether the role runs consumers and works job queues.
+func (r Role) works() bool { return r == RoleWorker || r == RoleAll }
+
+// serves reports whether the role serves the public HTTP API.
+func (r Role) serves() bool { return r == RoleAPI || r == RoleAll }
+
+// Process is one assembled bothy process: every module built once, wired to
+// the configuration, ready to Run.
+type Process struct {
+	role  Role
+	cfg   *Config
+	log   *slog.Logger
+	clock clock.Clock
+
+	tel       *otel.Telemetry
+	secrets   *secrets.Provider
+	pool      *pgxpool.Pool
+	uow       *pg.UnitOfWork
+	jobs      *jobs.Runtime
+	consumers *syncapp.Consumers
+	partition *syncpg.Maintainer
+	api       *httpserver.Server
+
+	closers []func()
+}
+
+// Deps are the outside parts a process runs with. Production passes the
+// real ones; tests pass a fake clock or capture logs.
+type Deps struct {
+	// Log receives every log line (already filtered by otel.NewLogHandler).
+	Log *slog.Logger
+	// Clock is the source of now; nil means the real clock.
+	Clock clock.Clock
+	// TraceWriter receives spans when otel.traces_exporter is stdout.
+	TraceWriter io.Writer
+}
+
+// NewProcess assembles a process of role from cfg: telemetry, the database
+// pool (as bothy_app), the unit of work, the job runtime with every job kind
+// registered (in every role, because the api role inserts jobs too), the
+// event-log consumers (roles worker and all), and the HTTP server. It opens
+// connections but starts nothing; Run starts it. On error every opened
+// resource is closed again.
+func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process, err error) {
+	if d.Clock == nil {
+		d.Clock = clock.Real{}
+	}
+	p := &Process{role: role, cfg: cfg, log: d.Log, clock: d.Clock}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+
+	if p.tel, err = otel.Setup(ctx, otel.Options{
+		Role:           string(role),
+		TracesExporter: cfg.OTel.TracesExporter,
+		OTLPEndpoint:   cfg.OTel.OTLPEndpoint,
+		TraceWriter:    d.TraceWriter,
+	}); err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, func() { _ = p.tel.Shutdown(context.WithoutCancel(ctx)) })
+
+	if p.secrets, err = NewSecretsProvider(cfg); err != nil {
+		return nil, err
+	}
+	if p.pool, err = OpenAppPool(ctx, cfg, p.secrets, "bothy-"+string(role)); err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, p.pool.Close)
+	p.uow = pg.NewUnitOfWork(p.pool, cfg.Database.TxRetryMax, cfg.Database.LockTimeout)
+
+	if err := p.buildJobs(); err != nil {
+		return nil, err
+	}
+	if err := p.buildSync(); err != nil {
+		return nil, err
+	}
+	if err := p.buildHTTP(); err != nil {
+		return nil, err
+	}
+	if err := p.jobs.RegisterPeriodic(cfg.Jobs.MaintenanceInterval, partitionMaintenance{}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Process) tracer() trace.TracerProvider { return p.tel.TracerProvider }
+func (p *Process) meter() metric.MeterProvider  { return p.tel.MeterProvider }
+
+func (p *Process) buildJobs() error {
+	q := p.cfg.Jobs.Queues
+	rt, err := jobs.New(jobs.Options{
+		Role: string(p.role),
+		Queues: map[string]jobs.QueueOptions{
+			jobs.QueueDefault:     {MaxWorkers: q.DefaultMaxWorkers},
+			jobs.QueueDelivery:    {MaxWorkers: q.DeliveryMaxWorkers},
+			jobs.QueueMaintenance: {MaxWorkers: q.MaintenanceMaxWorkers},
+		},
+		FetchPollInterval: p.cfg.Jobs.FetchPollInterval,
+		FetchCooldown:     p.cfg.Jobs.FetchCooldown,
+		JobTimeout:        p.cfg.Jobs.JobTimeout,
+		ShutdownTimeout:   p.cfg.Jobs.ShutdownTimeout,
+	}, jobs.Deps{Pool: p.pool, Log: p.log, Tracer: p.tracer(), Meter: p.meter()})
+	if err != nil {
+		return err
+	}
+	p.jobs = rt
+	return nil
+}
+
+func (p *Process) buildSync() error {
+	var err error
+	p.partition, err = syncpg.NewMaintainer(p.pool, syncpg.MaintainerOptions{
+		PartitionInterval: p.cfg.Sync.PartitionInterval,
+		PartitionAhead:    p.cfg.Sync.PartitionAhead,
+		EventRetention:    p.cfg.Sync.EventRetention,
+	})
+	if err != nil {
+		return err
+	}
+	if err := jobs.Register(p.jobs, func(ctx context.Context, _ jobs.Job[partitionMaintenance]) error {
+		_, err := p.partition.Run(ctx, p.clock.Now())
+		return err
+	}, jobs.HandlerOptions{Queue: jobs.QueueMaintenance}); err != nil {
+		return err
+	}
+	if !p.role.works() {
+		return nil
+	}
+	sessions, err := syncpg.NewSessions(p.pool, p.clock, syncpg.SessionOptions{PollInterval: p.cfg.Consumer.PollInterval})
+	if err != nil {
+		return err
+	}
+	p.consumers, err = syncapp.NewConsumers(syncapp.Deps{
+		UoW:         p.uow,
+		Events:      syncpg.NewLog(p.pool),
+		Cursors:     syncpg.NewCursors(p.pool, p.clock),
+		Coordinator: sessions,
+		Logger:      p.log,
+		Meter:       p.meter(),
+	}, syncapp.Options{BatchSize: p.cfg.Consumer.BatchSize, PollInterval: p.cfg.Consumer.PollInterval})
+	return err
+}
+
+func (p *Process) buildHTTP() error {
+	store, err := idempotencypg.New(p.pool, p.uow, p.clock, idempotencypg.Options{KeyTTL: p.cfg.HTTP.IdempotencyKeyTTL})
+	if err != nil {
+		return err
+	}
+	if err := jobs.Register(p.jobs, func(ctx context.Context, _ jobs.Job[idempotencyPurge]) error {
+		_, err := store.Purge(ctx)
+		return err
+	}, jobs.HandlerOptions{Queue: jobs.QueueMaintenance}); err != nil {
+		return err
+	}
+	if err := p.jobs.RegisterPeriodic(p.cfg.Jobs.MaintenanceInterval, idempotencyPurge{}); err != nil {
+		return err
+	}
+	p.api, err = httpserver.New(httpserver.Options{
+		MaxBodyBytes: p.cfg.HTTP.MaxBodyBytes,
+		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
+			httpserver.RateClassPublicAuth: {PerMinute: p.cfg.RateLimit.PublicAuth.PerMinute, Burst: p.cfg.RateLimit.PublicAuth.Burst},
+		},
+	}, httpserver.Deps{Log: p.log, Clock: p.clock, Authenticator: noTokens{}, Idempotency: store})
+	if err != nil {
+		return err
+	}
+	p.api.Handle(httpserver.Route{Operation: "livez", Method: http.MethodGet, Pattern: "/livez"}, http.HandlerFunc(p.livez))
+	p.api.Handle(httpserver.Route{Operation: "readyz", Method: http.MethodGet, Pattern: "/readyz"}, http.HandlerFunc(p.readyz))
+	return nil
+}
+
+// Consumers returns the consumer registry of a worker process (nil in role
+// api), for registering handlers before Run.
+func (p *Process) Consumers() eventsync.Consumers { return p.consumers }
+
+// Handler returns the public HTTP handler (the API chain).
+func (p *Process) Handler() http.Handler { return p.api }
+
+// Run starts the process and blocks until ctx ends, then stops gracefully:
+// the HTTP listeners stop accepting and finish in-flight requests within
+// http.shutdown_timeout, the consumers finish their round, and in-flight jobs
+// get jobs.shutdown_timeout. Partitions of the event log are ensured first
+// in every role, because every role may append events.
+func (p *Process) Run(ctx context.Context) error {
+	defer p.close()
+	if _, err := p.partition.Run(ctx, p.clock.Now()); err != nil {
+		return fmt.Errorf("event log partitions: %w", err)
+	}
+	if err := p.jobs.Start(ctx); err != nil {
+		return err
+	}
+	if p.consumers != nil {
+		if err := p.consumers.Start(ctx); err != nil {
+			return err
+		}
+	}
+
+	servers := []*http.Server{{
+		Addr:              p.cfg.HTTP.OperatorListenAddress,
+		Handler:           p.operatorHandler(),
+		ReadHeaderTimeout: p.cfg.HTTP.ReadHeaderTimeout,
+	}}
+	if p.role.serves() {
+		servers = append(servers, &http.Server{
+			Addr:              p.cfg.HTTP.ListenAddress,
+			Handler:           p.api,
+			ReadHeaderTimeout: p.cfg.HTTP.ReadHeaderTimeout,
+		})
+	}
+	failed := make(chan error, len(servers))
+	for _, s := range servers {
+		l, err := net.Listen("tcp", s.Addr)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", s.Addr, err)
+		}
+		p.log.InfoContext(ctx, "listening", slog.String("server.address", l.Addr().String()))
+		go func() {
+			if err := s.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				failed <- err
+			}
+		}()
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-failed:
+	}
+	p.log.Info("stopping")
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.HTTP.ShutdownTimeout)
+	defer cancel()
+	for _, s := range servers {
+		_ = s.Shutdown(stopCtx)
+	}
+	if p.consumers != nil {
+		p.consumers.Stop()
+	}
+	if err := p.jobs.Stop(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+func (p *Process) operatorHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", p.tel.MetricsHandler)
+	mux.HandleFunc("GET /livez", p.livez)
+	mux.HandleFunc("GET /readyz", p.readyz)
+	return mux
+}
+
+// livez answers 200 while the process runs.
+func (p *Process) livez(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// readyz answers 200 only when the database answers and every migration of
+// this build is applied, so a load balancer never routes to a process that
+// runs against an old schema.
+func (p *Process) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	st, err := pg.Status(ctx, p.pool)
+	switch {
+	case err != nil:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "database unavailable\n")
+	case !st.Current():
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "migrations pending\n")
+	default:
+		_, _ = io.WriteString(w, "ready\n")
+	}
+}
+
+func (p *Process) close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+	p.closers = nil
+}
+
+// partitionMaintenance is the periodic job that keeps event-log partitions
+// ahead of now and drops expired ones (sync.event_retention).
+type partitionMaintenance struct{}
+
+// Kind implements jobs.Args.
+func (partitionMaintenance) Kind() string { return "sync.partition_maintenance" }
+
+// idempotencyPurge is the periodic job that deletes expired Idempotency-Key
+// rows (idempotency.key_ttl). It lives here because the idempotency store is
+// a kernel port, which may not depend on the job platform.
+type idempotencyPurge struct{}
+
+// Kind implements jobs.Args.
+func (idempotencyPurge) Kind() string { return "kernel.idempotency_purge" }
+
+// noTokens is the authenticator until the identity module is assembled: it
+// knows no token, so every bearer token is refused.
+type noTokens struct{}
+
+func (noTokens) Authenticate(context.Context, string) (actor.Principal, error) {
+	return actor.Principal{}, errs.New(errs.CodeUnauthorized, "unknown token")
+}
