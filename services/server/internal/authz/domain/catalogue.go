@@ -202,3 +202,13 @@ func Known(a authorize.Action) bool {
 	_, ok := index[a]
 	return ok
 }
+
+// IDs returns every action id in catalogue order, as strings: the known
+// actions of api.VerifyRegistrations.
+func IDs() []string {
+	out := make([]string, 0, len(catalogue))
+	for _, e := range catalogue {
+		out = append(out, string(e.Action))
+	}
+	return out
+}

@@ -59,6 +59,8 @@ func TestEveryActionConstantHasAnEntryAndViceVersa(t *testing.T) {
 		require.Contains(t, constants, e.Action, "entry %s has no constant in kernel/authorize", e.Action)
 	}
 	require.Len(t, domain.Catalogue(), len(constants))
+	require.Len(t, domain.IDs(), len(constants))
+	require.Equal(t, "instance.discovery.read", domain.IDs()[0])
 }
 
 func TestCatalogueEntriesAreConsistent(t *testing.T) {
@@ -164,6 +166,7 @@ func TestDeferredActionsGolden(t *testing.T) {
 		require.True(t, domain.IsDeferred(a))
 	}
 	require.False(t, domain.IsDeferred(authorize.MessagePost))
+	require.Equal(t, []string{"webhook_out.deliver"}, domain.DeferredIDs())
 }
 
 func TestScopes(t *testing.T) {

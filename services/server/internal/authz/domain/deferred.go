@@ -34,3 +34,13 @@ func IsDeferred(a authorize.Action) bool {
 	_, ok := deferred[a]
 	return ok
 }
+
+// DeferredIDs returns Deferred as strings: the deferred actions of
+// api.VerifyRegistrations, so an operation naming one cannot be enabled.
+func DeferredIDs() []string {
+	var out []string
+	for _, a := range Deferred() {
+		out = append(out, string(a))
+	}
+	return out
+}
