@@ -305,7 +305,7 @@ func TestConfigChecksFailNamingTheirKeys(t *testing.T) {
 		})
 	}
 	// Every check appears above or in its own test.
-	require.Len(t, configChecks(), 11)
+	require.Len(t, configChecks(), 12)
 	_, err := Load("", []string{"BOTHY_DATABASE_STATEMENT_TIMEOUT=0s", "BOTHY_DATABASE_LOCK_TIMEOUT=9m"})
 	require.NoError(t, err, "a statement timeout of 0s leaves the lock timeout free")
 }
