@@ -9,8 +9,8 @@ import (
 
 	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/kernel/clock"
-	"bothy/server/internal/platform/otel/oteltest"
 	"bothy/server/internal/platform/otel/attr"
+	"bothy/server/internal/platform/otel/oteltest"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 
