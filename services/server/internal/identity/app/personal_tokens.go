@@ -89,7 +89,7 @@ func (s *Service) CreatePersonalToken(ctx context.Context, in CreatePersonalToke
 }
 
 // ListPersonalTokens lists the active personal tokens of the person who
-// asks, oldest first, without their secrets (identity.token.read, self).
+// asks, newest first, without their secrets (identity.token.read, self).
 // Errors: what the authorizer answers; not_found for a principal that is no
 // person.
 func (s *Service) ListPersonalTokens(ctx context.Context) ([]PersonalToken, error) {
