@@ -43,6 +43,14 @@ test-short: pg-install ## Run the tests without -race (faster feedback).
 migrations-lock: ## Record the checksums of the migrations in migrations.sha256.
 	cd $(SERVER)/migrations && sha256sum [0-9]*.sql > migrations.sha256
 
+.PHONY: actions
+actions: ## Regenerate docs/spec/actions.yaml and the generated tables of docs/spec/05-actions.md from the action catalogue.
+	cd $(SERVER) && $(GO) run ./internal/authz/cmd/actionsgen -root $(CURDIR)
+
+.PHONY: actions-check
+actions-check: ## Fail when docs/spec/actions.yaml or 05-actions.md differ from the action catalogue (also part of make test).
+	cd $(SERVER) && $(GO) test -count=1 -run TestGeneratedFilesAreCurrent ./internal/authz/cmd/actionsgen
+
 CONFIG_DOC := docs/operations/configuration.md
 
 .PHONY: config-reference

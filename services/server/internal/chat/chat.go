@@ -8,9 +8,24 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
-// Memberships answers who belongs to a space.
+// Membership is one space membership of a person.
+type Membership struct {
+	// SpaceID is the space.
+	SpaceID ids.ID
+	// Level is what the membership gives on the space and every channel in
+	// it: "read", "write" or "admin" (the levels of internal/authz).
+	Level string
+}
+
+// Memberships answers who belongs to a space. It reads through the unit of
+// work of ctx when there is one.
 type Memberships interface {
 	// IsSpaceMember reports whether the person principalID is a member of
 	// spaceID. Unknown spaces and principals give false, not an error.
 	IsSpaceMember(ctx context.Context, spaceID, principalID ids.ID) (bool, error)
+	// MembershipsOf returns every membership of the person principalID in
+	// no particular order; none (an app, an unknown principal) gives an
+	// empty slice. The authorizer loads them once per unit of work and
+	// principal, so a list filtered by visibility costs one query.
+	MembershipsOf(ctx context.Context, principalID ids.ID) ([]Membership, error)
 }

@@ -78,7 +78,8 @@ func TestConfigRegistersTheKeysOfTheBrief(t *testing.T) {
 		"webhook.retry_backoff_base", "webhook.retry_backoff_cap", "webhook.max_pending_per_subscription",
 		"webhook.retry_max_age", "webhook.secret_rotation_overlap", "webhook.hmac_master_key_ref",
 		"webhook.chain_max_deliveries", "webhook.chain_max_duration",
-		"chat.message_max_bytes", "retention.webhook_deliveries",
+		"chat.message_max_bytes", "chat.name_max_chars", "chat.page_size_default", "chat.page_size_max",
+		"retention.webhook_deliveries",
 		"ratelimit.public_auth.per_minute", "ratelimit.public_auth.burst",
 	} {
 		_, ok := r.Lookup(name)
@@ -283,6 +284,7 @@ func TestConfigChecksFailNamingTheirKeys(t *testing.T) {
 		{"key_cache_within_publication", []string{"BOTHY_INSTANCE_KEY_CACHE_TTL=30m", "BOTHY_AGENT_JWKS_MAX_AGE=30m"}},
 		{"step_up_within_session", []string{"BOTHY_IDENTITY_STEP_UP_MAX_AGE=20h", "BOTHY_IDENTITY_SESSION_TTL=10h"}},
 		{"chat_message_within_body", []string{"BOTHY_CHAT_MESSAGE_MAX_BYTES=64KiB", "BOTHY_HTTP_MAX_BODY_BYTES=64KiB"}},
+		{"chat_page_size_order", []string{"BOTHY_CHAT_PAGE_SIZE_DEFAULT=300", "BOTHY_CHAT_PAGE_SIZE_MAX=200"}},
 		{"database_lock_within_statement", []string{"BOTHY_DATABASE_LOCK_TIMEOUT=9s", "BOTHY_DATABASE_STATEMENT_TIMEOUT=8s"}},
 		{"http_listeners_distinct", []string{"BOTHY_HTTP_OPERATOR_LISTEN_ADDRESS=127.0.0.1:8080"}},
 	} {
@@ -303,7 +305,7 @@ func TestConfigChecksFailNamingTheirKeys(t *testing.T) {
 		})
 	}
 	// Every check appears above or in its own test.
-	require.Len(t, configChecks(), 11)
+	require.Len(t, configChecks(), 12)
 	_, err := Load("", []string{"BOTHY_DATABASE_STATEMENT_TIMEOUT=0s", "BOTHY_DATABASE_LOCK_TIMEOUT=9m"})
 	require.NoError(t, err, "a statement timeout of 0s leaves the lock timeout free")
 }

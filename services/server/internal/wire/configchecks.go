@@ -28,6 +28,12 @@ func configChecks() []config.Check {
 			Holds: func(v *config.Values) bool { return v.Bytes("chat.message_max_bytes") < v.Bytes("http.max_body_bytes") },
 		},
 		{
+			Name:  "chat_page_size_order",
+			Keys:  []string{"chat.page_size_default", "chat.page_size_max"},
+			Rule:  "chat.page_size_default must be at most chat.page_size_max",
+			Holds: func(v *config.Values) bool { return v.Int("chat.page_size_default") <= v.Int("chat.page_size_max") },
+		},
+		{
 			Name: "database_lock_within_statement",
 			Keys: []string{"database.lock_timeout", "database.statement_timeout"},
 			Rule: "database.lock_timeout must be below database.statement_timeout unless that is 0s",

@@ -1,0 +1,199 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"bothy/server/internal/authz"
+	"bothy/server/internal/authz/domain"
+	"bothy/server/internal/chat"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/auditing"
+	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/platform/otel/attr"
+)
+
+// Options configure the Authorizer.
+type Options struct {
+	// StepUpMaxAge is identity.step_up_max_age: how long a step-up counts
+	// for the actions that require one. Positive.
+	StepUpMaxAge time.Duration
+}
+
+// Deps are the collaborators of the Authorizer.
+type Deps struct {
+	// Grants reads the grants of a principal. Required.
+	Grants GrantStore
+	// Memberships reads the space memberships of a person. Required.
+	Memberships chat.Memberships
+	// Recorder writes denial audit entries. Required.
+	Recorder auditing.Recorder
+	// Clock tells the time for step-up ages. Required.
+	Clock clock.Clock
+	// Meter provides the counter bothy.authz.decisions; nil records
+	// nothing.
+	Meter metric.MeterProvider
+}
+
+// Authorizer implements kernel/authorize.Authorizer: it loads the facts a
+// decision needs, runs domain.Decide and, in normal mode, audits denials.
+type Authorizer struct {
+	grants      GrantStore
+	memberships chat.Memberships
+	recorder    auditing.Recorder
+	clock       clock.Clock
+	opts        Options
+	decisions   metric.Int64Counter
+}
+
+var _ authorize.Authorizer = (*Authorizer)(nil)
+
+// NewAuthorizer returns an Authorizer. It returns an error for a missing
+// dependency or a non-positive StepUpMaxAge.
+func NewAuthorizer(d Deps, o Options) (*Authorizer, error) {
+	if d.Grants == nil || d.Memberships == nil || d.Recorder == nil || d.Clock == nil {
+		return nil, errors.New("authz: NewAuthorizer needs grants, memberships, a recorder and a clock")
+	}
+	if o.StepUpMaxAge <= 0 {
+		return nil, errors.New("authz: identity.step_up_max_age must be positive")
+	}
+	mp := d.Meter
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	decisions, err := mp.Meter("bothy/server/internal/authz").Int64Counter("bothy.authz.decisions",
+		metric.WithDescription("Authorization decisions in normal mode, by outcome and reason (filter-mode decisions are not counted)."))
+	if err != nil {
+		return nil, err
+	}
+	return &Authorizer{grants: d.Grants, memberships: d.Memberships, recorder: d.Recorder, clock: d.Clock,
+		opts: o, decisions: decisions}, nil
+}
+
+// Authorize implements authorize.Authorizer.
+//
+// Facts: the step-up age needs only the clock; the level requirement needs
+// the principal's grants (one query) and, for persons, its memberships (one
+// query through chat.Memberships). Both are loaded only when the decision
+// may consult them and are memoised for the unit of work of ctx, so a use
+// case that filters a list by visibility pays them once.
+//
+// In normal mode a denial is audited with RecordDetached: the use case
+// returns the denial as an error and rolls back, and the entry must stay
+// (R-AZ-04). In filter mode (authorize.InFilterMode) nothing is written and
+// nothing is counted (AZ-P13).
+//
+// Errors: the internal errors of domain.Decide (unknown or deferred action,
+// malformed resource), failures to load facts, and a failure to write the
+// denial entry; the decision is not returned then.
+func (a *Authorizer) Authorize(ctx context.Context, p actor.Principal, action authorize.Action, r authorize.Resource) (authorize.Decision, error) {
+	f := domain.Facts{Now: a.clock.Now(), StepUpMaxAge: a.opts.StepUpMaxAge}
+	if domain.NeedsStanding(p, action) {
+		s, err := a.standing(ctx, p)
+		if err != nil {
+			return authorize.Decision{}, err
+		}
+		f.Memberships, f.Grants = s.memberships, s.grants
+	}
+	d, err := domain.Decide(p, action, r, f)
+	if err != nil {
+		return authorize.Decision{}, err
+	}
+	if authorize.InFilterMode(ctx) {
+		return d, nil
+	}
+	a.count(ctx, d)
+	if d.Allowed() {
+		return d, nil
+	}
+	kind := r.Kind
+	if kind == "" {
+		e, _ := domain.Lookup(action)
+		kind = e.ResourceKind
+	}
+	if err := a.recorder.RecordDetached(ctx, auditing.Entry{
+		Action: string(action), Actor: p, ResourceKind: string(kind), ResourceID: r.ID,
+		Outcome: auditing.Deny, Reason: d.Reason,
+	}); err != nil {
+		return authorize.Decision{}, err
+	}
+	return d, nil
+}
+
+func (a *Authorizer) count(ctx context.Context, d authorize.Decision) {
+	attrs := []attribute.KeyValue{attr.Outcome.String(string(d.Outcome))}
+	if d.Reason != "" {
+		attrs = append(attrs, attr.Reason.String(d.Reason))
+	}
+	a.decisions.Add(ctx, 1, metric.WithAttributes(attrs...))
+}
+
+// standing holds the facts of one principal.
+type standing struct {
+	memberships map[ids.ID]authz.Level
+	grants      []domain.GrantFact
+}
+
+// standings memoises the facts per principal for one unit of work.
+type standings struct {
+	mu sync.Mutex
+	by map[ids.ID]standing
+}
+
+var standingsKey = txn.NewKey[*standings]("authz.standings")
+
+// standing returns the facts of p, from the memo of the unit of work of
+// ctx when they were loaded before in it.
+func (a *Authorizer) standing(ctx context.Context, p actor.Principal) (standing, error) {
+	memo, ok := standingsKey.Get(ctx)
+	if ok {
+		memo.mu.Lock()
+		s, found := memo.by[p.ID]
+		memo.mu.Unlock()
+		if found {
+			return s, nil
+		}
+	}
+	s, err := a.load(ctx, p)
+	if err != nil {
+		return standing{}, err
+	}
+	if !ok {
+		memo = &standings{by: map[ids.ID]standing{}}
+		standingsKey.Set(ctx, memo)
+	}
+	memo.mu.Lock()
+	memo.by[p.ID] = s
+	memo.mu.Unlock()
+	return s, nil
+}
+
+func (a *Authorizer) load(ctx context.Context, p actor.Principal) (standing, error) {
+	grants, err := a.grants.GrantFacts(ctx, p.ID)
+	if err != nil {
+		return standing{}, err
+	}
+	s := standing{grants: grants}
+	if p.Kind != actor.KindPerson {
+		return s, nil
+	}
+	ms, err := a.memberships.MembershipsOf(ctx, p.ID)
+	if err != nil {
+		return standing{}, errs.Wrap(err, "authz: loading memberships failed")
+	}
+	s.memberships = make(map[ids.ID]authz.Level, len(ms))
+	for _, m := range ms {
+		s.memberships[m.SpaceID] = authz.Level(m.Level)
+	}
+	return s, nil
+}

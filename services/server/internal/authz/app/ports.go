@@ -1,0 +1,31 @@
+// Package app holds the use cases of the authorization module: the
+// Authorizer (kernel/authorize.Authorizer over the pure rules of
+// internal/authz/domain) and the Grants service (authz.Grants), with the
+// outgoing ports they need.
+package app
+
+import (
+	"context"
+
+	"bothy/server/internal/authz"
+	"bothy/server/internal/authz/domain"
+	"bothy/server/internal/kernel/ids"
+)
+
+// GrantStore persists grants. Every method runs in the unit of work of ctx
+// when there is one.
+type GrantStore interface {
+	// GrantFacts returns every grant held by principalID as decision facts.
+	GrantFacts(ctx context.Context, principalID ids.ID) ([]domain.GrantFact, error)
+	// InsertGrant stores g. Errors (*errs.Error): validation_failed with
+	// /space_id or /channel_id (code not_found) for an unknown space or a
+	// channel outside the space, not_found for an unknown subject,
+	// conflict grant_exists for a second grant on the same place.
+	InsertGrant(ctx context.Context, g authz.Grant) error
+	// DeleteGrant deletes the grant grantID of subjectID and reports
+	// whether there was one.
+	DeleteGrant(ctx context.Context, subjectID, grantID ids.ID) (bool, error)
+	// ListGrants returns the grants of subjectID ordered by created_at,
+	// then id.
+	ListGrants(ctx context.Context, subjectID ids.ID) ([]authz.Grant, error)
+}
