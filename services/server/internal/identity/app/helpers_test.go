@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/identitytest"
 	"bothy/server/internal/kernel/actor"
@@ -21,8 +22,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-// stepUpMaxAge is identity.step_up_max_age of the tests.
-const stepUpMaxAge = identitytest.StepUpMaxAge
+// stepUpMaxAge is identity.step_up_max_age of the real authorizer of the tests.
+const stepUpMaxAge = authztest.StepUpMaxAge
 
 // appFacts is an in-test identity.AppFactsSource (the apps module
 // implements the real one).
@@ -54,7 +55,7 @@ type testBundle struct {
 func setup(t testing.TB) *testBundle {
 	t.Helper()
 	b := &testBundle{db: pgtest.New(t), clock: clock.NewFake(t0), facts: &appFacts{facts: map[ids.ID]identity.AppFacts{}}}
-	b.env = identitytest.New(t, b.db, b.clock, identitytest.Authorizer{Clock: b.clock}, b.facts, identitytest.Options())
+	b.env = identitytest.New(t, b.db, b.clock, authztest.NewAuthorizer(t, b.db, b.clock, nil), b.facts, identitytest.Options())
 	return b
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/api"
+	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/adapters/httpapi"
 	"bothy/server/internal/identity/app"
@@ -85,7 +86,7 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	b := &testBundle{db: pgtest.New(t), clock: clock.NewFake(httpservertest.Start)}
-	b.id = identitytest.New(t, b.db, b.clock, identitytest.Authorizer{Clock: b.clock}, noApps{}, identitytest.Options())
+	b.id = identitytest.New(t, b.db, b.clock, authztest.NewAuthorizer(t, b.db, b.clock, nil), noApps{}, identitytest.Options())
 	uow := pg.NewUnitOfWork(b.db.App, 3, 5*time.Second)
 	store, err := idempotencypg.New(b.db.App, uow, b.clock, idempotencypg.Options{KeyTTL: httpservertest.KeyTTL})
 	require.NoError(t, err)
@@ -183,7 +184,7 @@ func TestSessionsOverHTTP(t *testing.T) {
 	require.Equal(t, bodies[0], bodies[1])
 	require.Equal(t, errs.CodeUnauthorized, bodies[0].Code)
 
-	b.clock.Advance(identitytest.StepUpMaxAge + time.Minute)
+	b.clock.Advance(authztest.StepUpMaxAge + time.Minute)
 	status, _, raw = b.do(t, http.MethodPost, "/sessions/current/step-up", s.Token, api.StepUpRequest{Password: identitytest.Password})
 	require.Equal(t, http.StatusOK, status, string(raw))
 	stepped := decode[api.Session](t, "Session", raw)
@@ -261,7 +262,7 @@ func TestCreatePersonOverHTTP(t *testing.T) {
 	require.Equal(t, errs.CodeNotFound, problem(t, raw).Code)
 
 	body.Email = "sam2@example.com"
-	b.clock.Advance(identitytest.StepUpMaxAge + time.Minute)
+	b.clock.Advance(authztest.StepUpMaxAge + time.Minute)
 	status, header, raw := b.do(t, http.MethodPost, "/people", robin.Token, body)
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, errs.CodeStepUpRequired, problem(t, raw).Code)
@@ -270,7 +271,7 @@ func TestCreatePersonOverHTTP(t *testing.T) {
 	status, _, raw = b.do(t, http.MethodPost, "/people", robin.Token, api.PersonCreate{Email: "not-an-address", DisplayName: "X", Password: identitytest.Password})
 	require.Equal(t, http.StatusBadRequest, status, string(raw))
 
-	b.clock.Advance(-identitytest.StepUpMaxAge - time.Minute)
+	b.clock.Advance(-authztest.StepUpMaxAge - time.Minute)
 	status, _, raw = b.do(t, http.MethodPost, "/people", robin.Token, api.PersonCreate{Email: "SAM@example.com", DisplayName: "Sam", Password: identitytest.Password})
 	require.Equal(t, http.StatusConflict, status)
 	require.Equal(t, app.ReasonEmailTaken, problem(t, raw).Reason)

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -17,29 +16,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/api"
+	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/instance/adapters/httpapi"
 	"bothy/server/internal/instance/instancetest"
-	"bothy/server/internal/kernel/actor"
-	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/platform/httpserver"
 	"bothy/server/internal/platform/httpserver/httpservertest"
 	"bothy/server/internal/platform/pg/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// discoveryAuthorizer allows instance.discovery.read to anyone, as the
-// catalogue says (right public); it stands in for internal/authz, which is
-// built elsewhere.
-type discoveryAuthorizer struct{}
-
-func (discoveryAuthorizer) Authorize(_ context.Context, _ actor.Principal, a authorize.Action, _ authorize.Resource) (authorize.Decision, error) {
-	if a != authorize.InstanceDiscoveryRead {
-		return authorize.Decision{}, errors.New("unexpected action")
-	}
-	return authorize.Decision{Outcome: authorize.Allow}, nil
-}
 
 // server serves the instance operations; the other methods of the strict
 // interface stay on the nil embedded interface and are never called here.
@@ -73,7 +59,7 @@ func setup(t *testing.T) *testBundle {
 	b := &testBundle{http: httpservertest.New(t, db, httpservertest.Options())}
 	b.inst = instancetest.New(t, db, b.http.Clock, instancetest.DefaultConfig())
 	b.inst.Ensure(t)
-	srv, err := httpapi.New(b.inst.Service, b.inst.Keys, discoveryAuthorizer{}, httpapi.Options{JWKSMaxAge: jwksMaxAge, Version: "1.2.3"})
+	srv, err := httpapi.New(b.inst.Service, b.inst.Keys, authztest.NewAuthorizer(t, db, b.http.Clock, nil), httpapi.Options{JWKSMaxAge: jwksMaxAge, Version: "1.2.3"})
 	require.NoError(t, err)
 	mount(t, b.http.Server, server{Server: srv})
 	return b
@@ -193,8 +179,8 @@ func TestGetInstance(t *testing.T) {
 func TestNewRefusesBadOptions(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, err := httpapi.New(b.inst.Service, b.inst.Keys, discoveryAuthorizer{}, httpapi.Options{Version: "1"})
+	_, err := httpapi.New(b.inst.Service, b.inst.Keys, authztest.NewAuthorizer(t, pgtest.New(t), b.http.Clock, nil), httpapi.Options{Version: "1"})
 	require.Error(t, err)
-	_, err = httpapi.New(b.inst.Service, b.inst.Keys, discoveryAuthorizer{}, httpapi.Options{JWKSMaxAge: time.Hour})
+	_, err = httpapi.New(b.inst.Service, b.inst.Keys, authztest.NewAuthorizer(t, pgtest.New(t), b.http.Clock, nil), httpapi.Options{JWKSMaxAge: time.Hour})
 	require.Error(t, err)
 }
