@@ -42,36 +42,14 @@ func (noApps) AppFacts(context.Context, ids.ID) (identity.AppFacts, bool, error)
 	return identity.AppFacts{}, false, nil
 }
 
-// server serves the identity operations; the instance methods stay on the
-// nil embedded interface and are never called here.
-type server struct {
-	api.StrictServerInterface
-	*httpapi.Server
-}
+// others gives the server the methods of the other modules' operations,
+// through a nil interface one level deeper than Server's, so Server's
+// methods win; the others are never called here.
+type others struct{ api.StrictServerInterface }
 
-func (s server) GetMe(ctx context.Context, r api.GetMeRequestObject) (api.GetMeResponseObject, error) {
-	return s.Server.GetMe(ctx, r)
-}
-func (s server) ListPersonalTokens(ctx context.Context, r api.ListPersonalTokensRequestObject) (api.ListPersonalTokensResponseObject, error) {
-	return s.Server.ListPersonalTokens(ctx, r)
-}
-func (s server) CreatePersonalToken(ctx context.Context, r api.CreatePersonalTokenRequestObject) (api.CreatePersonalTokenResponseObject, error) {
-	return s.Server.CreatePersonalToken(ctx, r)
-}
-func (s server) RevokePersonalToken(ctx context.Context, r api.RevokePersonalTokenRequestObject) (api.RevokePersonalTokenResponseObject, error) {
-	return s.Server.RevokePersonalToken(ctx, r)
-}
-func (s server) CreatePerson(ctx context.Context, r api.CreatePersonRequestObject) (api.CreatePersonResponseObject, error) {
-	return s.Server.CreatePerson(ctx, r)
-}
-func (s server) CreateSession(ctx context.Context, r api.CreateSessionRequestObject) (api.CreateSessionResponseObject, error) {
-	return s.Server.CreateSession(ctx, r)
-}
-func (s server) DeleteSession(ctx context.Context, r api.DeleteSessionRequestObject) (api.DeleteSessionResponseObject, error) {
-	return s.Server.DeleteSession(ctx, r)
-}
-func (s server) StepUpSession(ctx context.Context, r api.StepUpSessionRequestObject) (api.StepUpSessionResponseObject, error) {
-	return s.Server.StepUpSession(ctx, r)
+type server struct {
+	*httpapi.Server
+	others
 }
 
 type testBundle struct {
