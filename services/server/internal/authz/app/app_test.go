@@ -9,8 +9,8 @@ import (
 
 	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/kernel/clock"
-	"bothy/server/internal/platform/egress/egresstest"
 	"bothy/server/internal/platform/otel/attr"
+	"bothy/server/internal/platform/otel/oteltest"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 
@@ -27,33 +27,33 @@ type testBundle struct {
 	uow     *pg.UnitOfWork
 	world   authztest.World
 	az      *azapp.Authorizer
-	metrics *egresstest.Metrics
+	metrics *oteltest.Metrics
 }
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	db := pgtest.New(t)
 	clk := clock.NewFake(start)
-	metrics := egresstest.NewMetrics(t)
+	metrics := oteltest.NewMetrics(t)
 	return &testBundle{
 		db:      db,
 		clock:   clk,
 		uow:     pg.NewUnitOfWork(db.App, 3, 5*time.Second),
 		world:   authztest.BuildWorld(t, db, clk),
-		az:      authztest.NewAuthorizer(t, db, clk, metrics.Provider()),
+		az:      authztest.NewAuthorizer(t, db, clk, metrics.Provider),
 		metrics: metrics,
 	}
 }
 
 // decisions returns the value of bothy.authz.decisions for outcome and
-// reason (empty for allows).
+// reason (empty for allows, which carry none).
 func (b *testBundle) decisions(t *testing.T, outcome, reason string) int64 {
 	t.Helper()
 	kv := []attribute.KeyValue{attr.Outcome.String(outcome)}
 	if reason != "" {
 		kv = append(kv, attr.Reason.String(reason))
 	}
-	return b.metrics.Int64Sum(t, "bothy.authz.decisions", attribute.NewSet(kv...))
+	return b.metrics.Sum(t, "bothy.authz.decisions", kv...)
 }
 
 var background = context.Background()

@@ -72,7 +72,7 @@ func NewAuthorizer(d Deps, o Options) (*Authorizer, error) {
 		mp = noop.NewMeterProvider()
 	}
 	decisions, err := mp.Meter("bothy/server/internal/authz").Int64Counter("bothy.authz.decisions",
-		metric.WithDescription("Authorization decisions in normal mode, by outcome and reason (filter-mode decisions are not counted)."))
+		metric.WithUnit("{decision}"), metric.WithDescription("Authorization decisions in normal mode, by outcome and reason (filter-mode decisions are not counted)."))
 	if err != nil {
 		return nil, err
 	}

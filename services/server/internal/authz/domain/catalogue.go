@@ -22,10 +22,12 @@ const (
 	// RightSelf needs an authenticated principal acting on its own
 	// resource (Resource.Owner Zero or the principal itself).
 	RightSelf Right = "self"
-	// RightRead, RightWrite and RightAdmin need that level on the resource
-	// (a grant or membership, or the owner role).
-	RightRead  Right = "read"
+	// RightRead needs the level read on the resource (a grant or
+	// membership, or the owner role).
+	RightRead Right = "read"
+	// RightWrite needs the level write.
 	RightWrite Right = "write"
+	// RightAdmin needs the level admin.
 	RightAdmin Right = "admin"
 	// RightSystem is decided only for actor.System (R-AZ-15, R-AZ-27).
 	RightSystem Right = "system"
@@ -36,7 +38,9 @@ type Effect string
 
 // The effects.
 const (
-	EffectRead  Effect = "read"
+	// EffectRead changes nothing.
+	EffectRead Effect = "read"
+	// EffectWrite changes state.
 	EffectWrite Effect = "write"
 )
 

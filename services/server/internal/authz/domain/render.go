@@ -106,12 +106,18 @@ func RenderYAML() ([]byte, error) {
 // "<!-- generated:NAME:end -->" for each name. The actions are split by area
 // (the first segment of the id) into the sections 4.1 to 4.11.
 const (
+	// TableActionsInstance holds instance.* (05 4.1).
 	TableActionsInstance = "actions-instance"
+	// TableActionsIdentity holds identity.* (05 4.2).
 	TableActionsIdentity = "actions-identity"
-	TableActionsChat     = "actions-chat"
-	TableActionsApps     = "actions-apps"
-	TableScopes          = "scopes"
-	TableEvents          = "events"
+	// TableActionsChat holds space.*, channel.* and message.* (05 4.3).
+	TableActionsChat = "actions-chat"
+	// TableActionsApps holds app.* and webhook_out.* (05 4.11).
+	TableActionsApps = "actions-apps"
+	// TableScopes holds the app scopes (05 2.6).
+	TableScopes = "scopes"
+	// TableEvents holds the durable event types (05 6).
+	TableEvents = "events"
 )
 
 // tableOf returns the block of an action by the first segment of its id.

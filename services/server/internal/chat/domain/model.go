@@ -12,9 +12,13 @@ import (
 
 // Space is a chat space such as Support.
 type Space struct {
-	ID        ids.ID
-	Name      string
+	// ID identifies the space.
+	ID ids.ID
+	// Name is the display name (chat.name_max_chars).
+	Name string
+	// CreatedBy is the owner who created it.
 	CreatedBy ids.ID
+	// CreatedAt is when it was created.
 	CreatedAt time.Time
 }
 
@@ -24,8 +28,12 @@ type Level string
 
 // The membership levels.
 const (
-	LevelRead  Level = "read"
+	// LevelRead reads the space's channels and messages.
+	LevelRead Level = "read"
+	// LevelWrite also posts and edits own messages.
 	LevelWrite Level = "write"
+	// LevelAdmin is the highest level; owner-only actions still need the
+	// owner role.
 	LevelAdmin Level = "admin"
 )
 
@@ -34,42 +42,58 @@ func (l Level) Valid() bool { return l == LevelRead || l == LevelWrite || l == L
 
 // Member is a person's membership of a space.
 type Member struct {
-	SpaceID   ids.ID
-	PersonID  ids.ID
-	Level     Level
+	// SpaceID is the space.
+	SpaceID ids.ID
+	// PersonID is the member, always a person.
+	PersonID ids.ID
+	// Level is what the membership gives.
+	Level Level
+	// CreatedAt is when the person was added.
 	CreatedAt time.Time
 }
 
 // Channel is a channel of a space such as Support/Eskalation.
 type Channel struct {
-	ID        ids.ID
-	SpaceID   ids.ID
-	Name      string
+	// ID identifies the channel.
+	ID ids.ID
+	// SpaceID is its space.
+	SpaceID ids.ID
+	// Name is unique in the space (chat.name_max_chars).
+	Name string
+	// CreatedBy is the owner who created it.
 	CreatedBy ids.ID
+	// CreatedAt is when it was created.
 	CreatedAt time.Time
 }
 
 // Thread is a thread of a channel, opened by its root message.
 type Thread struct {
-	ID            ids.ID
-	SpaceID       ids.ID
-	ChannelID     ids.ID
+	// ID identifies the thread.
+	ID ids.ID
+	// SpaceID and ChannelID place it.
+	SpaceID, ChannelID ids.ID
+	// RootMessageID is the message that opened it (and belongs to it).
 	RootMessageID ids.ID
-	CreatedBy     ids.ID
-	CreatedAt     time.Time
+	// CreatedBy is the author of the root message.
+	CreatedBy ids.ID
+	// CreatedAt is when it was opened.
+	CreatedAt time.Time
 }
 
 // Message is a message of a channel, in a thread when ThreadID is set (the
 // root message of a thread belongs to it too).
 type Message struct {
-	ID        ids.ID
-	SpaceID   ids.ID
-	ChannelID ids.ID
+	// ID identifies the message.
+	ID ids.ID
+	// SpaceID and ChannelID place it.
+	SpaceID, ChannelID ids.ID
 	// ThreadID is Zero for a message outside any thread.
 	ThreadID ids.ID
+	// AuthorID is the principal that posted it (a person or an app).
 	AuthorID ids.ID
 	// Text is empty exactly for a deleted message.
-	Text      string
+	Text string
+	// CreatedAt is when it was posted.
 	CreatedAt time.Time
 	// UpdatedAt is zero until the first edit.
 	UpdatedAt time.Time
@@ -86,8 +110,10 @@ func (m Message) Deleted() bool { return !m.DeletedAt.IsZero() }
 // cursor; its JSON form is part of the cursor and changes only with a new
 // cursor version.
 type Position struct {
+	// CreatedAt is the created_at of the last message of the page.
 	CreatedAt time.Time `json:"t"`
-	ID        ids.ID    `json:"id"`
+	// ID is its ID, the tie breaker.
+	ID ids.ID `json:"id"`
 }
 
 // PositionOf returns the position just after m in a page.
