@@ -1,0 +1,234 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/app"
+	"bothy/server/internal/platform/egress/egresstest"
+	"bothy/server/internal/platform/otel/attr"
+)
+
+// closedLogAttrs are the attributes a delivery log line may carry (Design
+// note 16): never a URL path or query, a body, a signature or a secret.
+var closedLogAttrs = map[string]bool{
+	string(attr.WebhookSubscriptionID): true, string(attr.EventSeq): true, string(attr.EventType): true,
+	string(attr.Reason): true, string(attr.ServerAddress): true,
+}
+
+// TestDeliveryPrivateAddressRefused (red team "webhooks to private
+// targets"): without an allow_private entry the egress client refuses a
+// target that resolves to loopback or RFC 1918; the attempt is a counted
+// failure with address_blocked and nothing reaches the receiver. With the
+// entry the same delivery succeeds. A redirect is never followed.
+func TestDeliveryPrivateAddressRefused(t *testing.T) {
+	t.Parallel()
+	t.Run("refused without allow_private", func(t *testing.T) {
+		t.Parallel()
+		b, sub := withPending(t, options{blockPrivate: true}, "to a private address")
+		b.deliver(t, sub)
+
+		b.resolver.Set(egresstest.DefaultHost, netip.MustParseAddr("10.1.2.3"))
+		b.advance(t, b.deliveries(t, sub)[0].NextAttemptAt.Sub(b.now()))
+		b.deliver(t, sub)
+
+		require.Empty(t, b.recv.requests(), "no connection reaches the receiver")
+		row := b.deliveries(t, sub)[0]
+		require.Equal(t, "pending", row.Status)
+		require.Equal(t, "address_blocked", *row.LastError)
+		require.Nil(t, row.ResponseCode)
+		require.Equal(t, 2, row.Attempt)
+		require.Equal(t, 2, b.subscription(t, sub).ConsecutiveFailures, "a refused address is a counted failure")
+		require.Equal(t, int64(2), b.metrics.Blocked(t, "webhook", "address_blocked"))
+
+		blocked := 0
+		for _, r := range b.egressLog.Records() {
+			if r.Message == "egress blocked" {
+				blocked++
+				require.Equal(t, map[string]string{string(attr.ServerAddress): egresstest.DefaultHost, string(attr.Reason): "address_blocked"},
+					r.Attrs, "the log carries host and reason only")
+			}
+		}
+		require.Equal(t, 2, blocked)
+		failed := 0
+		for _, r := range b.log.Records() {
+			if r.Message != "webhook delivery failed" {
+				continue
+			}
+			failed++
+			for k := range r.Attrs {
+				require.True(t, closedLogAttrs[k], "attribute %s", k)
+			}
+			require.Equal(t, "address_blocked", r.Attrs[string(attr.Reason)])
+			require.Equal(t, egresstest.DefaultHost, r.Attrs[string(attr.ServerAddress)])
+			require.Equal(t, "message.created", r.Attrs[string(attr.EventType)])
+		}
+		require.Equal(t, 2, failed)
+	})
+	t.Run("allowed with allow_private", func(t *testing.T) {
+		t.Parallel()
+		b, sub := withPending(t, options{}, "to an allowed private address")
+		b.deliver(t, sub)
+		require.Len(t, b.recv.requests(), 1)
+		require.Equal(t, "succeeded", b.deliveries(t, sub)[0].Status)
+		require.Zero(t, b.metrics.Blocked(t, "webhook", "address_blocked"))
+	})
+	t.Run("a redirect is never followed", func(t *testing.T) {
+		t.Parallel()
+		b, sub := withPending(t, options{}, "to a receiver that redirects")
+		b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Location", fmt.Sprintf("https://%s:%d/elsewhere", otherHost, b.recv.srv.Port))
+			w.WriteHeader(http.StatusFound)
+		})
+		b.deliver(t, sub)
+		got := b.recv.requests()
+		require.Len(t, got, 1)
+		require.NotEqual(t, otherHost, got[0].host)
+		row := b.deliveries(t, sub)[0]
+		require.Equal(t, "pending", row.Status)
+		require.Equal(t, "http_status", *row.LastError)
+		require.Equal(t, http.StatusFound, *row.ResponseCode)
+	})
+}
+
+// TestDeliverySuspendedInstallation: rows are created while the
+// installation is suspended and nothing is sent; resuming it (the delivery
+// part of ResumeInstallation) delivers them in order.
+func TestDeliverySuspendedInstallation(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	sub := b.subscribe(t, subscription{})
+	b.setInstallation(t, func(i *apps.Installation) { i.State = apps.InstallationSuspended })
+	b.post(t, b.world.Alex, b.world.Eskalation, "first while suspended")
+	b.post(t, b.world.Alex, b.world.Eskalation, "second while suspended")
+	b.runRound(t)
+	require.Empty(t, b.jobsOf(t, sub), "a suspended installation gets no job from the round")
+	b.deliver(t, sub)
+	require.Empty(t, b.recv.requests())
+	rows := b.deliveries(t, sub)
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		require.Equal(t, "pending", r.Status)
+		require.Zero(t, r.Attempt)
+	}
+
+	b.advance(t, time.Minute)
+	require.NoError(t, b.uow.Do(bg, func(ctx context.Context) error {
+		b.install.State, b.install.UpdatedAt = apps.InstallationActive, b.now()
+		if err := b.apps.UpdateInstallation(ctx, b.install); err != nil {
+			return err
+		}
+		return b.d.MakeHeadsDue(ctx, b.install.ID)
+	}))
+	jobs := b.jobsOf(t, sub)
+	require.Len(t, jobs, 1)
+	require.True(t, jobs[0].Equal(b.now()))
+	b.deliver(t, sub)
+	got := b.recv.requests()
+	require.Len(t, got, 2)
+	require.Equal(t, rows[0].EventID.String(), got[0].id)
+	require.Equal(t, rows[1].EventID.String(), got[1].id)
+}
+
+// TestDeliveryConcurrentJobs: two jobs of one subscription at once send
+// exactly one request; they serialize on the subscription's row lock and
+// only a due head is sent.
+func TestDeliveryConcurrentJobs(t *testing.T) {
+	t.Parallel()
+	b, sub := withPending(t, options{}, "once")
+	release := make(chan struct{})
+	b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
+		<-release
+		w.WriteHeader(http.StatusOK)
+	})
+	done := make(chan error, 2)
+	for range 2 {
+		go func() { done <- b.d.Deliver(bg, sub) }()
+	}
+	// One job holds the attempt at the receiver; the other finds the head
+	// leased and ends.
+	require.NoError(t, <-done)
+	close(release)
+	require.NoError(t, <-done)
+	require.Len(t, b.recv.requests(), 1)
+	row := b.deliveries(t, sub)[0]
+	require.Equal(t, "succeeded", row.Status)
+	require.Equal(t, 1, row.Attempt)
+}
+
+// failingStore fails RecordAttempt once, after the receiver answered: a
+// crash between send and record.
+type failingStore struct {
+	app.DeliveryStore
+	failed atomic.Bool
+}
+
+var errInjected = errors.New("injected record failure")
+
+func (s *failingStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
+	if s.failed.CompareAndSwap(false, true) {
+		return false, errInjected
+	}
+	return s.DeliveryStore.RecordAttempt(ctx, r)
+}
+
+// TestDeliveryCrashAfterSend (plan "duplicate delivery"): the record step
+// fails once after a 2xx; River's retry finds the lease ahead and ends;
+// after the lease the lease wake-up sends again with the same webhook-id,
+// and the row ends succeeded once.
+func TestDeliveryCrashAfterSend(t *testing.T) {
+	t.Parallel()
+	store := &failingStore{}
+	b := setup(t, options{worker: true, realClock: true,
+		change: func(o *app.DeliveryOptions) { o.DeliveryTimeout = 2 * time.Second },
+		wrap: func(s app.DeliveryStore) app.DeliveryStore {
+			store.DeliveryStore = s
+			return store
+		}})
+	sub := b.subscribe(t, subscription{})
+	b.post(t, b.world.Alex, b.world.Eskalation, "at least once")
+	b.runRound(t)
+	got := b.recv.wait(t, 2)
+	eventually(t, "the second attempt is recorded", func() bool { return b.deliveries(t, sub)[0].Status == "succeeded" })
+	require.True(t, store.failed.Load())
+	require.Equal(t, got[0].id, got[1].id, "the same webhook-id twice")
+	row := b.deliveries(t, sub)[0]
+	require.Equal(t, row.EventID.String(), got[0].id)
+	require.Equal(t, 2, row.Attempt)
+	require.Len(t, b.recv.requests(), 2)
+	var errs int
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT count(*) FROM river_job WHERE kind = 'apps.webhook_deliver'
+		AND cardinality(errors) > 0`).Scan(&errs))
+	require.Equal(t, 1, errs, "the failed run returned its error to River")
+}
+
+// TestDeliveryDeletedDuringAttempt: a subscription deleted while the
+// receiver holds the request: the result is discarded without an error.
+func TestDeliveryDeletedDuringAttempt(t *testing.T) {
+	t.Parallel()
+	b, sub := withPending(t, options{}, "to a subscription about to go")
+	arrived, release := make(chan struct{}), make(chan struct{})
+	b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
+		close(arrived)
+		<-release
+		w.WriteHeader(http.StatusOK)
+	})
+	done := make(chan error, 1)
+	go func() { done <- b.d.Deliver(bg, sub) }()
+	<-arrived
+	_, err := b.db.App.Exec(bg, `DELETE FROM webhook_subscriptions WHERE id = $1`, sub)
+	require.NoError(t, err)
+	close(release)
+	require.NoError(t, <-done)
+	require.Empty(t, b.deliveries(t, sub))
+	require.Len(t, b.recv.requests(), 1)
+}

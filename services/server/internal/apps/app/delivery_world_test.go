@@ -1,0 +1,562 @@
+package app_test
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/adapters/hmackey"
+	appsjobs "bothy/server/internal/apps/adapters/jobs"
+	appspg "bothy/server/internal/apps/adapters/postgres"
+	"bothy/server/internal/apps/adapters/webhookhttp"
+	"bothy/server/internal/apps/app"
+	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/authz"
+	azpg "bothy/server/internal/authz/adapters/postgres"
+	azapp "bothy/server/internal/authz/app"
+	"bothy/server/internal/authz/authztest"
+	chatpg "bothy/server/internal/chat/adapters/postgres"
+	chatapp "bothy/server/internal/chat/app"
+	"bothy/server/internal/instance"
+	"bothy/server/internal/instance/instancetest"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/auditing/auditpg"
+	"bothy/server/internal/kernel/auditing/audittest"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/hostlist"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/egress"
+	"bothy/server/internal/platform/egress/egresstest"
+	"bothy/server/internal/platform/jobs"
+	"bothy/server/internal/platform/otel/oteltest"
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/pg/pgtest"
+	"bothy/server/internal/platform/secrets"
+	eventsync "bothy/server/internal/sync"
+	syncpg "bothy/server/internal/sync/adapters/postgres"
+	syncapp "bothy/server/internal/sync/app"
+)
+
+// The delivery world of these tests is the world of
+// docs/spec/07-permissions.md 10 and 11.1 (authztest.BuildWorld: Robin,
+// Alex, Sam, Support with Allgemein and Eskalation, Marketing, Tracker with
+// G-6) plus the rows the delivery path needs: Tracker registered and
+// installed (scopes events:subscribe, messages:read, messages:write; event
+// subscriptions [message.created]) through the apps store, the instance
+// with its webhook_out key, the consumer webhooks and the delivery job over
+// a TLS receiver for hooks.example.com. It stands in for BuildMatrixWorld
+// (services/server/test/harness) until that is on main.
+
+// trackerEvents are the event subscriptions of Tracker's installation.
+var trackerEvents = []string{"message.created"}
+
+// defaultOptions are the delivery options of the tests: backoff from one
+// second to eight, a retry window of an hour (below the event retention of
+// a day), every other limit out of the way unless a test lowers it.
+func defaultOptions() app.DeliveryOptions {
+	return app.DeliveryOptions{
+		Retry:                     domain.RetryConfig{Base: time.Second, Cap: 8 * time.Second, MaxAge: time.Hour},
+		DeliveryTimeout:           10 * time.Second,
+		MaxConsecutiveFailures:    50,
+		MaxPendingPerSubscription: 1000,
+		SecretRotationOverlap:     24 * time.Hour,
+		ChainMaxDeliveries:        100,
+		ChainMaxDuration:          30 * time.Second,
+	}
+}
+
+// eventRetention is sync.event_retention of the tests.
+const eventRetention = 24 * time.Hour
+
+type options struct {
+	// worker runs the jobs (role worker) instead of only inserting them
+	// (role api, the test calls Deliver).
+	worker bool
+	// realClock uses the real clock, for tests whose jobs River must run
+	// on time; otherwise a fake clock starts at the current time.
+	realClock bool
+	// blockPrivate leaves the allow_private entry out of
+	// egress.allowed_hosts.
+	blockPrivate bool
+	// change adjusts the delivery options.
+	change func(*app.DeliveryOptions)
+	// wrap wraps the delivery store, to inject failures.
+	wrap func(app.DeliveryStore) app.DeliveryStore
+	// random drives the backoff jitter; nil is math/rand/v2.
+	random func(n int64) int64
+}
+
+type bundle struct {
+	db        *pgtest.DB
+	clock     clock.Clock
+	fake      *clock.Fake // nil with the real clock
+	uow       *pg.UnitOfWork
+	world     authztest.World
+	chat      *chatapp.Service
+	grants    authz.Grants
+	apps      *appspg.Store
+	appID     ids.ID
+	install   apps.Installation
+	inst      *instancetest.Env
+	runtime   *jobs.Runtime
+	d         *app.Deliveries
+	round     *syncapp.Runner
+	maint     *syncpg.Maintainer
+	appender  *syncpg.Appender
+	recv      *receiver
+	resolver  *egresstest.Resolver
+	egressLog *egresstest.Logs
+	log       *egresstest.Logs
+	metrics   *egresstest.Metrics
+	spans     *oteltest.Spans
+	master    []byte
+	opts      app.DeliveryOptions
+}
+
+var bg = context.Background()
+
+func setup(t *testing.T, o options) *bundle {
+	t.Helper()
+	db := pgtest.New(t)
+	b := &bundle{db: db, uow: pg.NewUnitOfWork(db.App, 3, 5*time.Second), opts: defaultOptions()}
+	if o.realClock {
+		b.clock = clock.Real{}
+	} else {
+		b.fake = clock.NewFake(time.Now().UTC().Truncate(time.Microsecond))
+		b.clock = b.fake
+	}
+	if o.change != nil {
+		o.change(&b.opts)
+	}
+
+	var err error
+	b.maint, err = syncpg.NewMaintainer(db.App, syncpg.MaintainerOptions{
+		PartitionInterval: time.Hour, PartitionAhead: 2 * time.Hour, EventRetention: eventRetention,
+	})
+	require.NoError(t, err)
+	_, err = b.maint.Run(bg, b.clock.Now())
+	require.NoError(t, err)
+
+	b.inst = instancetest.New(t, db, b.clock, instancetest.DefaultConfig())
+	b.inst.Ensure(t)
+	b.world = authztest.BuildWorld(t, db, b.clock)
+	az := authztest.NewAuthorizer(t, db, b.clock, nil)
+	audit := auditpg.New(db.App, b.clock)
+	b.appender, err = syncpg.NewAppender(b.clock, syncpg.AppenderOptions{PayloadTextMaxBytes: 4096})
+	require.NoError(t, err)
+	b.chat, err = chatapp.NewService(chatapp.Deps{Store: chatpg.NewStore(db.App), UnitOfWork: b.uow, Authorizer: az,
+		Events: b.appender, Audit: audit, Clock: b.clock},
+		chatapp.Options{MessageMaxBytes: 4096, NameMaxChars: 80, PageSizeDefault: 50, PageSizeMax: 200})
+	require.NoError(t, err)
+	b.grants, err = azapp.NewGrants(azpg.NewGrants(db.App), b.clock)
+	require.NoError(t, err)
+	b.apps = appspg.New(db.App)
+	b.appID, b.install = b.installApp(t, b.world.Tracker.ID, "Tracker", apps.InstallationActive, trackerEvents)
+
+	b.recv = newReceiver(t)
+	b.resolver = egresstest.NewResolver(map[string][]netip.Addr{
+		egresstest.DefaultHost: {netip.MustParseAddr("127.0.0.1")},
+		otherHost:              {netip.MustParseAddr("127.0.0.1")},
+	})
+	var egressLogger *slog.Logger
+	egressLogger, b.egressLog = egresstest.NewLogs()
+	b.metrics = egresstest.NewMetrics(t)
+	b.spans = oteltest.NewSpans(t)
+	hosts, err := hostlist.Parse([]string{b.recv.hostPort(), fmt.Sprintf("%s:%d", otherHost, b.recv.srv.Port)})
+	require.NoError(t, err)
+	var private hostlist.List
+	if !o.blockPrivate {
+		private, err = hostlist.Parse([]string{b.recv.hostPort() + ";allow_private", fmt.Sprintf("%s:%d;allow_private", otherHost, b.recv.srv.Port)})
+		require.NoError(t, err)
+	}
+	client, err := egress.New(egress.Options{
+		Purpose: "webhook", Hosts: egress.NewHostPolicy(hosts), Private: private, Schemes: []string{"https"},
+		Redirects: egress.RedirectNever, Timeout: b.opts.DeliveryTimeout, MaxResponseBytes: 4096, RootCAs: b.recv.srv.RootCAs,
+	}, egress.Deps{Resolver: b.resolver, Meter: b.metrics.Provider(), Logger: egressLogger})
+	require.NoError(t, err)
+
+	b.master = make([]byte, 32)
+	for i := range b.master {
+		b.master[i] = byte(i)
+	}
+	masterPath := filepath.Join(t.TempDir(), "webhook_hmac_master_key")
+	require.NoError(t, os.WriteFile(masterPath, []byte(hex.EncodeToString(b.master)), 0o600))
+	provider, err := secrets.NewProvider(secrets.Options{Clock: b.clock})
+	require.NoError(t, err)
+
+	role := "api"
+	if o.worker {
+		role = "worker"
+	}
+	b.runtime, err = jobs.New(jobs.Options{
+		Role:              role,
+		Queues:            map[string]jobs.QueueOptions{jobs.QueueDefault: {MaxWorkers: 2}, jobs.QueueDelivery: {MaxWorkers: 4}, jobs.QueueMaintenance: {MaxWorkers: 1}},
+		FetchPollInterval: 50 * time.Millisecond,
+		FetchCooldown:     5 * time.Millisecond,
+		JobTimeout:        time.Minute,
+		ShutdownTimeout:   5 * time.Second,
+	}, jobs.Deps{Pool: db.App, Log: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+
+	var logger *slog.Logger
+	logger, b.log = egresstest.NewLogs()
+	var store app.DeliveryStore = appspg.NewDeliveryStore(db.App)
+	if o.wrap != nil {
+		store = o.wrap(store)
+	}
+	b.d, err = app.NewDeliveries(app.DeliveryDeps{
+		UnitOfWork: b.uow, Store: store, Events: syncpg.NewLog(db.App), Authorizer: az, Audit: audit,
+		Keys: b.inst.Keys, State: b.inst.Service, Master: hmackey.New(provider, "file:"+masterPath),
+		Sender: webhookhttp.NewSender(client, b.spans.Provider), Scheduler: appsjobs.NewScheduler(b.runtime.Inserter()),
+		Clock: b.clock, Random: o.random, Logger: logger,
+	}, b.opts)
+	require.NoError(t, err)
+	require.NoError(t, appsjobs.RegisterWebhookDeliver(b.runtime, b.d))
+	if o.worker {
+		ctx, cancel := context.WithCancel(bg)
+		require.NoError(t, b.runtime.Start(ctx))
+		t.Cleanup(func() {
+			stop, done := context.WithTimeout(bg, 10*time.Second)
+			defer done()
+			_ = b.runtime.Stop(stop)
+			cancel()
+		})
+	}
+
+	sessions, err := syncpg.NewSessions(db.App, b.clock, syncpg.SessionOptions{PollInterval: time.Hour})
+	require.NoError(t, err)
+	b.round, err = syncapp.NewRunner(eventsync.ConsumerWebhooks, b.d, syncapp.Deps{
+		UoW: b.uow, Events: syncpg.NewLog(db.App), Cursors: syncpg.NewCursors(db.App, b.clock), Coordinator: sessions,
+	}, syncapp.Options{BatchSize: 100, PollInterval: time.Hour})
+	require.NoError(t, err)
+	return b
+}
+
+// installApp registers the app name for the app principal principalID and
+// installs it with the world's scopes (authztest.TrackerScopes), the event
+// subscriptions events and state. It returns the app ID and the
+// installation.
+func (b *bundle) installApp(t *testing.T, principalID ids.ID, name string, state apps.InstallationState, events []string) (ids.ID, apps.Installation) {
+	t.Helper()
+	now := b.now()
+	appID := ids.New()
+	require.NoError(t, b.apps.InsertApp(bg, domain.App{ID: appID, PrincipalID: principalID, Name: name,
+		Manifest: domain.Manifest{Name: name, Scopes: authztest.TrackerScopes, Events: events,
+			Delivery: domain.Delivery{Mode: domain.DeliveryNone}},
+		CreatedBy: b.world.Robin.ID, CreatedAt: now, UpdatedAt: now}))
+	inst := apps.Installation{ID: ids.New(), AppID: appID, PrincipalID: principalID,
+		State: state, GrantedScopes: authztest.TrackerScopes, EventSubscriptions: events,
+		InstalledBy: b.world.Robin.ID, InstalledAt: now, UpdatedAt: now}
+	if principalID == b.world.Tracker.ID {
+		inst.ID = b.world.Tracker.InstallationID
+	}
+	if state == apps.InstallationUninstalled {
+		inst.UninstalledAt = now
+	}
+	require.NoError(t, b.apps.InsertInstallation(bg, inst))
+	return appID, inst
+}
+
+func (b *bundle) now() time.Time { return b.clock.Now().UTC().Truncate(time.Microsecond) }
+
+// advance moves the fake clock.
+func (b *bundle) advance(t *testing.T, d time.Duration) {
+	t.Helper()
+	require.NotNil(t, b.fake, "the test needs the fake clock")
+	b.fake.Advance(d)
+}
+
+// subscription describes a subscription a test creates.
+type subscription struct {
+	types []string
+	hmac  bool
+	url   string
+	state apps.SubscriptionState
+	// installation is Tracker's when zero.
+	installation ids.ID
+}
+
+// subscribe inserts an app subscription of Tracker's installation as
+// createWebhookSubscription leaves it (signing_key_kid of the active key,
+// created by Robin) and returns its ID.
+func (b *bundle) subscribe(t *testing.T, s subscription) ids.ID {
+	t.Helper()
+	if s.types == nil {
+		s.types = []string{"message.created"}
+	}
+	if s.url == "" {
+		s.url = b.recv.url("/hooks/bothy?token=secret-path")
+	}
+	if s.state == "" {
+		s.state = apps.SubscriptionActive
+	}
+	if s.installation.IsZero() {
+		s.installation = b.install.ID
+	}
+	signer, err := b.inst.Keys.Signer(bg, instance.PurposeWebhookOut)
+	require.NoError(t, err)
+	id, now := ids.New(), b.now()
+	var disabled *time.Time
+	if s.state == apps.SubscriptionDisabled {
+		disabled = &now
+	}
+	_, err = b.db.App.Exec(bg, `INSERT INTO webhook_subscriptions (id, app_installation_id, url, event_types, state,
+		signing_key_kid, hmac_enabled, hmac_generation, disabled_at, created_by, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $10, $10)`,
+		id, s.installation, s.url, s.types, string(s.state), signer.KeyID(), s.hmac, disabled, b.world.Robin.ID, now)
+	require.NoError(t, err)
+	return id
+}
+
+// withPending sets up a world with one active subscription of Tracker and
+// one pending delivery of a message Alex posted in Eskalation with text.
+func withPending(t *testing.T, o options, text string) (*bundle, ids.ID) {
+	t.Helper()
+	b := setup(t, o)
+	sub := b.subscribe(t, subscription{})
+	b.post(t, b.world.Alex, b.world.Eskalation, text)
+	b.runRound(t)
+	return b, sub
+}
+
+// post posts text in channel as p and returns the event's seq.
+func (b *bundle) post(t *testing.T, p actor.Principal, channel ids.ID, text string) int64 {
+	t.Helper()
+	_, err := b.chat.PostMessage(actor.With(bg, p), chatapp.PostMessage{ChannelID: channel, Text: text})
+	require.NoError(t, err)
+	var seq int64
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT max(seq) FROM event_log WHERE type = 'message.created'`).Scan(&seq))
+	return seq
+}
+
+// runRound runs one round of the consumer webhooks.
+func (b *bundle) runRound(t *testing.T) int {
+	t.Helper()
+	n, err := b.round.RunRound(bg)
+	require.NoError(t, err)
+	return n
+}
+
+// deliver runs the delivery job of sub once, as River would.
+func (b *bundle) deliver(t *testing.T, sub ids.ID) {
+	t.Helper()
+	require.NoError(t, b.d.Deliver(bg, sub))
+}
+
+// deliveryRow is a row of webhook_deliveries.
+type deliveryRow struct {
+	ID            ids.ID
+	EventSeq      int64
+	EventID       ids.ID
+	Status        string
+	Attempt       int
+	NextAttemptAt *time.Time
+	LastError     *string
+	ResponseCode  *int
+	DeliveredAt   *time.Time
+	CreatedAt     time.Time
+}
+
+// deliveries returns the rows of sub in event_seq order.
+func (b *bundle) deliveries(t *testing.T, sub ids.ID) []deliveryRow {
+	t.Helper()
+	rows, err := b.db.App.Query(bg, `SELECT id, event_seq, event_id, status, attempt, next_attempt_at, last_error,
+		response_code, delivered_at, created_at FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY event_seq`, sub)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []deliveryRow
+	for rows.Next() {
+		var r deliveryRow
+		require.NoError(t, rows.Scan(&r.ID, &r.EventSeq, &r.EventID, &r.Status, &r.Attempt, &r.NextAttemptAt, &r.LastError,
+			&r.ResponseCode, &r.DeliveredAt, &r.CreatedAt))
+		out = append(out, r)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// subscriptionRow is a row of webhook_subscriptions.
+type subscriptionRow struct {
+	State               string
+	ConsecutiveFailures int
+	LastDeliveredSeq    int64
+	DisabledAt          *time.Time
+	SigningKeyKID       string
+}
+
+func (b *bundle) subscription(t *testing.T, sub ids.ID) subscriptionRow {
+	t.Helper()
+	var r subscriptionRow
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT state, consecutive_failures, last_delivered_seq, disabled_at, signing_key_kid
+		FROM webhook_subscriptions WHERE id = $1`, sub).Scan(&r.State, &r.ConsecutiveFailures, &r.LastDeliveredSeq, &r.DisabledAt, &r.SigningKeyKID))
+	return r
+}
+
+// setState changes a subscription the way an owner's update does (Design
+// note 2 b): a resume or re-enable resets the failures, clears disabled_at
+// and makes the head due now, in one unit of work with its job.
+func (b *bundle) setState(t *testing.T, sub ids.ID, state apps.SubscriptionState) {
+	t.Helper()
+	require.NoError(t, b.uow.Do(bg, func(ctx context.Context) error {
+		now := b.now()
+		if state != apps.SubscriptionActive {
+			_, err := pg.Conn(ctx, b.db.App).Exec(ctx, `UPDATE webhook_subscriptions SET state = $2, disabled_at = NULL,
+				updated_at = $3 WHERE id = $1`, sub, string(state), now)
+			return err
+		}
+		if _, err := pg.Conn(ctx, b.db.App).Exec(ctx, `UPDATE webhook_subscriptions SET state = 'active', disabled_at = NULL,
+			consecutive_failures = 0, updated_at = $2 WHERE id = $1`, sub, now); err != nil {
+			return err
+		}
+		if _, err := pg.Conn(ctx, b.db.App).Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $2, updated_at = $2
+			WHERE id = (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' ORDER BY event_seq LIMIT 1)`,
+			sub, now); err != nil {
+			return err
+		}
+		return appsjobs.NewScheduler(b.runtime.Inserter()).Schedule(ctx, sub, now)
+	}))
+}
+
+// setInstallation changes Tracker's installation (state and scopes), as
+// the apps use cases suspendApp, resumeApp and setAppScopes write it.
+func (b *bundle) setInstallation(t *testing.T, change func(*apps.Installation)) {
+	t.Helper()
+	change(&b.install)
+	b.install.UpdatedAt = b.now()
+	require.NoError(t, b.apps.UpdateInstallation(bg, b.install))
+}
+
+// transitions returns the audit entries of webhook_out.transition.
+func (b *bundle) transitions(t *testing.T) []audittest.Row {
+	t.Helper()
+	return audittest.List(t, b.db.App, audittest.Filter{Action: "webhook_out.transition"})
+}
+
+// jobsOf returns the scheduled_at of the apps.webhook_deliver jobs of sub,
+// oldest insert first.
+func (b *bundle) jobsOf(t *testing.T, sub ids.ID) []time.Time {
+	t.Helper()
+	rows, err := b.db.App.Query(bg, `SELECT scheduled_at FROM river_job WHERE kind = 'apps.webhook_deliver'
+		AND args->>'subscription_id' = $1 ORDER BY id`, sub.String())
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []time.Time
+	for rows.Next() {
+		var at time.Time
+		require.NoError(t, rows.Scan(&at))
+		out = append(out, at.UTC())
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// otherHost is a second allowed host served by the same receiver, the
+// target of a redirect that must never be followed.
+const otherHost = "other.example.com"
+
+// received is one request the receiver got.
+type received struct {
+	host                   string
+	id, timestamp, sig, ua string
+	contentType            string
+	body                   []byte
+}
+
+// receiver is a TLS server for hooks.example.com and other.example.com on
+// 127.0.0.1. It records every request and answers with respond (200 by
+// default), which may block.
+type receiver struct {
+	srv     *egresstest.TLSServer
+	mu      sync.Mutex
+	got     []received
+	respond func(n int, w http.ResponseWriter, r *http.Request)
+	arrived chan struct{}
+}
+
+func newReceiver(t *testing.T) *receiver {
+	t.Helper()
+	rv := &receiver{arrived: make(chan struct{}, 1024)}
+	rv.srv = egresstest.NewTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rv.mu.Lock()
+		n := len(rv.got)
+		rv.got = append(rv.got, received{host: r.Host, id: r.Header.Get("webhook-id"), timestamp: r.Header.Get("webhook-timestamp"),
+			sig: r.Header.Get("webhook-signature"), ua: r.Header.Get("User-Agent"), contentType: r.Header.Get("Content-Type"), body: body})
+		respond := rv.respond
+		rv.mu.Unlock()
+		rv.arrived <- struct{}{}
+		if respond != nil {
+			respond(n, w, r)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}), egresstest.DefaultHost, otherHost)
+	return rv
+}
+
+// answer sets how the receiver answers the n-th request (from 0).
+func (rv *receiver) answer(respond func(n int, w http.ResponseWriter, r *http.Request)) {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	rv.respond = respond
+}
+
+// status answers every request with code.
+func (rv *receiver) status(code int) {
+	rv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) })
+}
+
+func (rv *receiver) hostPort() string {
+	return fmt.Sprintf("%s:%d", egresstest.DefaultHost, rv.srv.Port)
+}
+
+func (rv *receiver) url(pathAndQuery string) string {
+	return "https://" + rv.hostPort() + pathAndQuery
+}
+
+// requests returns what arrived so far.
+func (rv *receiver) requests() []received {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return append([]received(nil), rv.got...)
+}
+
+// wait blocks until n requests arrived in total, failing the test after a
+// generous deadline.
+func (rv *receiver) wait(t *testing.T, n int) []received {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for len(rv.requests()) < n {
+		select {
+		case <-rv.arrived:
+		case <-deadline:
+			t.Fatalf("the receiver got %d requests, want %d", len(rv.requests()), n)
+		}
+	}
+	return rv.requests()
+}
+
+// eventually polls cond every few milliseconds until it holds, failing the
+// test after a generous deadline. It never asserts on elapsed time.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
