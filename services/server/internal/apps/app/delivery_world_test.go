@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
@@ -96,6 +98,10 @@ type options struct {
 	wrap func(app.DeliveryStore) app.DeliveryStore
 	// random drives the backoff jitter; nil is math/rand/v2.
 	random func(n int64) int64
+	// tracer sees every statement of the delivery path (benchmarks).
+	tracer pgx.QueryTracer
+	// scheduler wraps the delivery scheduler (benchmarks).
+	scheduler func(app.DeliveryScheduler) app.DeliveryScheduler
 }
 
 type bundle struct {
@@ -127,10 +133,19 @@ type bundle struct {
 
 var bg = context.Background()
 
-func setup(t *testing.T, o options) *bundle {
+func setup(t testing.TB, o options) *bundle {
 	t.Helper()
 	db := pgtest.New(t)
-	b := &bundle{db: db, uow: pg.NewUnitOfWork(db.App, 3, 5*time.Second), opts: defaultOptions()}
+	pool := db.App
+	if o.tracer != nil {
+		cfg, err := pgxpool.ParseConfig(db.AppURL)
+		require.NoError(t, err)
+		cfg.ConnConfig.Tracer = o.tracer
+		pool, err = pgxpool.NewWithConfig(bg, cfg)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+	}
+	b := &bundle{db: db, uow: pg.NewUnitOfWork(pool, 3, 5*time.Second), opts: defaultOptions()}
 	if o.realClock {
 		b.clock = clock.Real{}
 	} else {
@@ -142,7 +157,7 @@ func setup(t *testing.T, o options) *bundle {
 	}
 
 	var err error
-	b.maint, err = syncpg.NewMaintainer(db.App, syncpg.MaintainerOptions{
+	b.maint, err = syncpg.NewMaintainer(pool, syncpg.MaintainerOptions{
 		PartitionInterval: time.Hour, PartitionAhead: 2 * time.Hour, EventRetention: eventRetention,
 	})
 	require.NoError(t, err)
@@ -152,17 +167,19 @@ func setup(t *testing.T, o options) *bundle {
 	b.inst = instancetest.New(t, db, b.clock, instancetest.DefaultConfig())
 	b.inst.Ensure(t)
 	b.world = authztest.BuildWorld(t, db, b.clock)
-	az := authztest.NewAuthorizer(t, db, b.clock, nil)
-	audit := auditpg.New(db.App, b.clock)
+	audit := auditpg.New(pool, b.clock)
+	az, err := azapp.NewAuthorizer(azapp.Deps{Grants: azpg.NewGrants(pool), Memberships: chatpg.NewStore(pool),
+		Recorder: audit, Clock: b.clock}, azapp.Options{StepUpMaxAge: authztest.StepUpMaxAge})
+	require.NoError(t, err)
 	b.appender, err = syncpg.NewAppender(b.clock, syncpg.AppenderOptions{PayloadTextMaxBytes: 4096})
 	require.NoError(t, err)
-	b.chat, err = chatapp.NewService(chatapp.Deps{Store: chatpg.NewStore(db.App), UnitOfWork: b.uow, Authorizer: az,
+	b.chat, err = chatapp.NewService(chatapp.Deps{Store: chatpg.NewStore(pool), UnitOfWork: b.uow, Authorizer: az,
 		Events: b.appender, Audit: audit, Clock: b.clock},
 		chatapp.Options{MessageMaxBytes: 4096, NameMaxChars: 80, PageSizeDefault: 50, PageSizeMax: 200})
 	require.NoError(t, err)
-	b.grants, err = azapp.NewGrants(azpg.NewGrants(db.App), b.clock)
+	b.grants, err = azapp.NewGrants(azpg.NewGrants(pool), b.clock)
 	require.NoError(t, err)
-	b.apps = appspg.New(db.App)
+	b.apps = appspg.New(pool)
 	b.appID, b.install = b.installApp(t, b.world.Tracker.ID, "Tracker", apps.InstallationActive, trackerEvents)
 
 	b.recv = newReceiver(t)
@@ -207,19 +224,23 @@ func setup(t *testing.T, o options) *bundle {
 		FetchCooldown:     5 * time.Millisecond,
 		JobTimeout:        time.Minute,
 		ShutdownTimeout:   5 * time.Second,
-	}, jobs.Deps{Pool: db.App, Log: slog.New(slog.DiscardHandler)})
+	}, jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 
 	var logger *slog.Logger
 	logger, b.log = egresstest.NewLogs()
-	var store app.DeliveryStore = appspg.NewDeliveryStore(db.App)
+	var store app.DeliveryStore = appspg.NewDeliveryStore(pool)
 	if o.wrap != nil {
 		store = o.wrap(store)
 	}
+	var scheduler app.DeliveryScheduler = appsjobs.NewScheduler(b.runtime.Inserter())
+	if o.scheduler != nil {
+		scheduler = o.scheduler(scheduler)
+	}
 	b.d, err = app.NewDeliveries(app.DeliveryDeps{
-		UnitOfWork: b.uow, Store: store, Events: syncpg.NewLog(db.App), Authorizer: az, Audit: audit,
+		UnitOfWork: b.uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Audit: audit,
 		Keys: b.inst.Keys, State: b.inst.Service, Master: hmackey.New(provider, "file:"+masterPath),
-		Sender: webhookhttp.NewSender(client, b.spans.Provider), Scheduler: appsjobs.NewScheduler(b.runtime.Inserter()),
+		Sender: webhookhttp.NewSender(client, b.spans.Provider), Scheduler: scheduler,
 		Clock: b.clock, Random: o.random, Logger: logger,
 	}, b.opts)
 	require.NoError(t, err)
@@ -235,10 +256,10 @@ func setup(t *testing.T, o options) *bundle {
 		})
 	}
 
-	sessions, err := syncpg.NewSessions(db.App, b.clock, syncpg.SessionOptions{PollInterval: time.Hour})
+	sessions, err := syncpg.NewSessions(pool, b.clock, syncpg.SessionOptions{PollInterval: time.Hour})
 	require.NoError(t, err)
 	b.round, err = syncapp.NewRunner(eventsync.ConsumerWebhooks, b.d, syncapp.Deps{
-		UoW: b.uow, Events: syncpg.NewLog(db.App), Cursors: syncpg.NewCursors(db.App, b.clock), Coordinator: sessions,
+		UoW: b.uow, Events: syncpg.NewLog(pool), Cursors: syncpg.NewCursors(pool, b.clock), Coordinator: sessions,
 	}, syncapp.Options{BatchSize: 100, PollInterval: time.Hour})
 	require.NoError(t, err)
 	return b
@@ -248,7 +269,7 @@ func setup(t *testing.T, o options) *bundle {
 // installs it with the world's scopes (authztest.TrackerScopes), the event
 // subscriptions events and state. It returns the app ID and the
 // installation.
-func (b *bundle) installApp(t *testing.T, principalID ids.ID, name string, state apps.InstallationState, events []string) (ids.ID, apps.Installation) {
+func (b *bundle) installApp(t testing.TB, principalID ids.ID, name string, state apps.InstallationState, events []string) (ids.ID, apps.Installation) {
 	t.Helper()
 	now := b.now()
 	appID := ids.New()
@@ -272,7 +293,7 @@ func (b *bundle) installApp(t *testing.T, principalID ids.ID, name string, state
 func (b *bundle) now() time.Time { return b.clock.Now().UTC().Truncate(time.Microsecond) }
 
 // advance moves the fake clock.
-func (b *bundle) advance(t *testing.T, d time.Duration) {
+func (b *bundle) advance(t testing.TB, d time.Duration) {
 	t.Helper()
 	require.NotNil(t, b.fake, "the test needs the fake clock")
 	b.fake.Advance(d)
@@ -291,7 +312,7 @@ type subscription struct {
 // subscribe inserts an app subscription of Tracker's installation as
 // createWebhookSubscription leaves it (signing_key_kid of the active key,
 // created by Robin) and returns its ID.
-func (b *bundle) subscribe(t *testing.T, s subscription) ids.ID {
+func (b *bundle) subscribe(t testing.TB, s subscription) ids.ID {
 	t.Helper()
 	if s.types == nil {
 		s.types = []string{"message.created"}
@@ -322,7 +343,7 @@ func (b *bundle) subscribe(t *testing.T, s subscription) ids.ID {
 
 // withPending sets up a world with one active subscription of Tracker and
 // one pending delivery of a message Alex posted in Eskalation with text.
-func withPending(t *testing.T, o options, text string) (*bundle, ids.ID) {
+func withPending(t testing.TB, o options, text string) (*bundle, ids.ID) {
 	t.Helper()
 	b := setup(t, o)
 	sub := b.subscribe(t, subscription{})
@@ -332,7 +353,7 @@ func withPending(t *testing.T, o options, text string) (*bundle, ids.ID) {
 }
 
 // post posts text in channel as p and returns the event's seq.
-func (b *bundle) post(t *testing.T, p actor.Principal, channel ids.ID, text string) int64 {
+func (b *bundle) post(t testing.TB, p actor.Principal, channel ids.ID, text string) int64 {
 	t.Helper()
 	_, err := b.chat.PostMessage(actor.With(bg, p), chatapp.PostMessage{ChannelID: channel, Text: text})
 	require.NoError(t, err)
@@ -342,7 +363,7 @@ func (b *bundle) post(t *testing.T, p actor.Principal, channel ids.ID, text stri
 }
 
 // runRound runs one round of the consumer webhooks.
-func (b *bundle) runRound(t *testing.T) int {
+func (b *bundle) runRound(t testing.TB) int {
 	t.Helper()
 	n, err := b.round.RunRound(bg)
 	require.NoError(t, err)
@@ -350,7 +371,7 @@ func (b *bundle) runRound(t *testing.T) int {
 }
 
 // deliver runs the delivery job of sub once, as River would.
-func (b *bundle) deliver(t *testing.T, sub ids.ID) {
+func (b *bundle) deliver(t testing.TB, sub ids.ID) {
 	t.Helper()
 	require.NoError(t, b.d.Deliver(bg, sub))
 }
@@ -370,7 +391,7 @@ type deliveryRow struct {
 }
 
 // deliveries returns the rows of sub in event_seq order.
-func (b *bundle) deliveries(t *testing.T, sub ids.ID) []deliveryRow {
+func (b *bundle) deliveries(t testing.TB, sub ids.ID) []deliveryRow {
 	t.Helper()
 	rows, err := b.db.App.Query(bg, `SELECT id, event_seq, event_id, status, attempt, next_attempt_at, last_error,
 		response_code, delivered_at, created_at FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY event_seq`, sub)
@@ -396,7 +417,7 @@ type subscriptionRow struct {
 	SigningKeyKID       string
 }
 
-func (b *bundle) subscription(t *testing.T, sub ids.ID) subscriptionRow {
+func (b *bundle) subscription(t testing.TB, sub ids.ID) subscriptionRow {
 	t.Helper()
 	var r subscriptionRow
 	require.NoError(t, b.db.App.QueryRow(bg, `SELECT state, consecutive_failures, last_delivered_seq, disabled_at, signing_key_kid
@@ -407,7 +428,7 @@ func (b *bundle) subscription(t *testing.T, sub ids.ID) subscriptionRow {
 // setState changes a subscription the way an owner's update does (Design
 // note 2 b): a resume or re-enable resets the failures, clears disabled_at
 // and makes the head due now, in one unit of work with its job.
-func (b *bundle) setState(t *testing.T, sub ids.ID, state apps.SubscriptionState) {
+func (b *bundle) setState(t testing.TB, sub ids.ID, state apps.SubscriptionState) {
 	t.Helper()
 	require.NoError(t, b.uow.Do(bg, func(ctx context.Context) error {
 		now := b.now()
@@ -431,7 +452,7 @@ func (b *bundle) setState(t *testing.T, sub ids.ID, state apps.SubscriptionState
 
 // setInstallation changes Tracker's installation (state and scopes), as
 // the apps use cases suspendApp, resumeApp and setAppScopes write it.
-func (b *bundle) setInstallation(t *testing.T, change func(*apps.Installation)) {
+func (b *bundle) setInstallation(t testing.TB, change func(*apps.Installation)) {
 	t.Helper()
 	change(&b.install)
 	b.install.UpdatedAt = b.now()
@@ -439,14 +460,14 @@ func (b *bundle) setInstallation(t *testing.T, change func(*apps.Installation)) 
 }
 
 // transitions returns the audit entries of webhook_out.transition.
-func (b *bundle) transitions(t *testing.T) []audittest.Row {
+func (b *bundle) transitions(t testing.TB) []audittest.Row {
 	t.Helper()
 	return audittest.List(t, b.db.App, audittest.Filter{Action: "webhook_out.transition"})
 }
 
 // jobsOf returns the scheduled_at of the apps.webhook_deliver jobs of sub,
 // oldest insert first.
-func (b *bundle) jobsOf(t *testing.T, sub ids.ID) []time.Time {
+func (b *bundle) jobsOf(t testing.TB, sub ids.ID) []time.Time {
 	t.Helper()
 	rows, err := b.db.App.Query(bg, `SELECT scheduled_at FROM river_job WHERE kind = 'apps.webhook_deliver'
 		AND args->>'subscription_id' = $1 ORDER BY id`, sub.String())
@@ -485,7 +506,7 @@ type receiver struct {
 	arrived chan struct{}
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	t.Helper()
 	rv := &receiver{arrived: make(chan struct{}, 1024)}
 	rv.srv = egresstest.NewTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -496,7 +517,10 @@ func newReceiver(t *testing.T) *receiver {
 			sig: r.Header.Get("webhook-signature"), ua: r.Header.Get("User-Agent"), contentType: r.Header.Get("Content-Type"), body: body})
 		respond := rv.respond
 		rv.mu.Unlock()
-		rv.arrived <- struct{}{}
+		select {
+		case rv.arrived <- struct{}{}:
+		default: // wait polls requests() too, so a full channel loses nothing
+		}
 		if respond != nil {
 			respond(n, w, r)
 			return
@@ -535,7 +559,7 @@ func (rv *receiver) requests() []received {
 
 // wait blocks until n requests arrived in total, failing the test after a
 // generous deadline.
-func (rv *receiver) wait(t *testing.T, n int) []received {
+func (rv *receiver) wait(t testing.TB, n int) []received {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for len(rv.requests()) < n {
@@ -550,7 +574,7 @@ func (rv *receiver) wait(t *testing.T, n int) []received {
 
 // eventually polls cond every few milliseconds until it holds, failing the
 // test after a generous deadline. It never asserts on elapsed time.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
