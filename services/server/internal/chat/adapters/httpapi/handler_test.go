@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 
 	"bothy/server/api"
 	"bothy/server/internal/authz/authztest"
-	"bothy/server/internal/authz/domain"
 	"bothy/server/internal/chat/adapters/httpapi"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
 	"bothy/server/internal/chat/app"
@@ -26,6 +24,7 @@ import (
 	"bothy/server/internal/platform/httpserver/httpservertest"
 	"bothy/server/internal/platform/pg/pgtest"
 	syncpg "bothy/server/internal/sync/adapters/postgres"
+	"bothy/server/test/harness"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -63,34 +62,15 @@ func setup(t *testing.T) *testBundle {
 	require.NoError(t, err)
 	h, err := httpapi.NewHandler(svc, cursors)
 	require.NoError(t, err)
-	mount(t, env, h)
+	harness.MountAPI(t, env, composed{Handler: h}, h, chatOperations)
 	return &testBundle{env: env, world: authztest.BuildWorld(t, db, env.Clock)}
 }
 
-// mount serves the generated API on the test server the way the role
-// assembly does: routes declared from the operation table, the validator
-// after the chain, problems written by the server. Handler is the whole
-// strict server while the chat operations are the only enabled ones; when
-// other modules enable theirs, the role assembly's server (which embeds
-// Handler) takes its place here.
-func mount(t *testing.T, env *httpservertest.Env, srv *httpapi.Handler) {
-	t.Helper()
-	var mine []api.Operation
-	for _, op := range api.Operations() {
-		env.Server.Declare(httpserver.Route{Operation: op.ID, Method: op.Method, Pattern: api.BasePath + op.Path,
-			RateClass: httpserver.RateClass(op.RateLimitClass), CORS: op.CORS})
-		if slices.Contains(chatOperations, op.ID) {
-			mine = append(mine, op)
-		}
-	}
-	require.Len(t, mine, len(chatOperations), "every chat operation is enabled")
-	require.NoError(t, api.VerifyRegistrations(mine, domain.IDs(), domain.DeferredIDs(), srv))
-	v, err := api.NewValidator(api.ValidatorOptions{OnError: env.Server.WriteError})
-	require.NoError(t, err)
-	strict := api.NewStrictHandlerWithOptions(srv, nil, api.StrictHTTPServerOptions{
-		RequestErrorHandlerFunc: env.Server.WriteError, ResponseErrorHandlerFunc: env.Server.WriteError})
-	api.HandlerWithOptions(strict, api.StdHTTPServerOptions{BaseURL: api.BasePath, BaseRouter: env.Server,
-		Middlewares: []api.MiddlewareFunc{v.Middleware}, ErrorHandlerFunc: env.Server.WriteError})
+// composed is the strict server of this test: the chat Handler plus the
+// other modules, the way the role assembly embeds the handler sets.
+type composed struct {
+	*httpapi.Handler
+	harness.OtherModules
 }
 
 // do sends method target with body as p (anonymous for the zero principal).
