@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,6 +114,7 @@ type recordingHooks struct {
 	store interface {
 		Installation(context.Context, ids.ID, apps.Lock) (apps.Installation, bool, error)
 	}
+	mu    sync.Mutex
 	calls []hookCall
 	fail  error
 }
@@ -125,7 +127,11 @@ type hookCall struct {
 	mode  domain.DeliveryMode
 }
 
-func (h *recordingHooks) reset() { h.calls, h.fail = nil, nil }
+func (h *recordingHooks) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls, h.fail = nil, nil
+}
 
 func (h *recordingHooks) record(ctx context.Context, name string, inst apps.Installation, mode domain.DeliveryMode) error {
 	got, ok, err := h.store.Installation(ctx, inst.ID, apps.ForShare)
@@ -135,6 +141,8 @@ func (h *recordingHooks) record(ctx context.Context, name string, inst apps.Inst
 	if !ok {
 		got.State = "absent"
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.calls = append(h.calls, hookCall{name: name, inst: inst, seen: got.State, actor: actor.From(ctx), mode: mode})
 	return h.fail
 }

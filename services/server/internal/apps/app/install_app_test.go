@@ -187,3 +187,33 @@ func stripDetails(fields []errs.FieldError) []errs.FieldError {
 	}
 	return out
 }
+
+// TestConcurrentInstallsInstallOnce: two owners' requests racing for the
+// same app give one installation; the other answers already_installed.
+func TestConcurrentInstallsInstallOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	helper := b.helper(t)
+	ctx := b.robin(t)
+	results := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := b.svc.InstallApp(ctx, app.InstallApp{AppID: helper.ID})
+			results <- err
+		}()
+	}
+	var ok, conflicts int
+	for range 2 {
+		switch err := <-results; {
+		case err == nil:
+			ok++
+		case errs.ReasonOf(err) == domain.ReasonAlreadyInstalled:
+			conflicts++
+		default:
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+	require.Equal(t, 1, ok)
+	require.Equal(t, 1, conflicts)
+	require.Len(t, b.allows(t, "app.install", helper.ID), 1)
+}
