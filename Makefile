@@ -77,15 +77,28 @@ REDOCLY   := npx --yes @redocly/cli@2.77.0
 # role assembly adds its package when it checks the real server.
 REGISTER_CHECK_PKGS ?= ./api/...
 
+# sqlc is pinned in its own tools module and built without cgo (its WASM
+# parser), once, into Go's build cache.
+SQLC = $$(cd $(CURDIR)/tools/sqlc && CGO_ENABLED=0 GOWORK=off $(GO) tool -n sqlc)
+SQLC_OUT := internal/apps/adapters/postgres/db
+
 .PHONY: codegen
-codegen: codegen-routes ## Regenerate every generated file from its sources.
+codegen: codegen-routes codegen-sqlc ## Regenerate every generated file from its sources.
+
+.PHONY: codegen-sqlc
+codegen-sqlc: ## Regenerate the sqlc query code from the queries and the migrations.
+	cd $(SERVER) && $(SQLC) generate
+
+.PHONY: codegen-check-sqlc
+codegen-check-sqlc: ## Fail when the sqlc output differs from its queries and the migrations.
+	cd $(SERVER) && $(SQLC) diff || { echo "codegen-check: sqlc output is stale: run make codegen" >&2; exit 1; }
 
 .PHONY: codegen-routes
 codegen-routes: ## Regenerate services/server/api from api/openapi.yaml and operations.yaml.
 	$(ROUTEGEN) -out $(API_PKG)
 
 .PHONY: codegen-check
-codegen-check: codegen-check-routes codegen-check-tables ## Fail when a generated file differs from what its sources give.
+codegen-check: codegen-check-routes codegen-check-tables codegen-check-sqlc ## Fail when a generated file differs from what its sources give.
 
 .PHONY: codegen-check-routes
 codegen-check-routes: ## Regenerate the routes into a temporary folder and diff.

@@ -35,19 +35,19 @@ func (e AppDeliveryMode) Valid() bool {
 
 // Defines values for AppInstallationState.
 const (
-	Active      AppInstallationState = "active"
-	Suspended   AppInstallationState = "suspended"
-	Uninstalled AppInstallationState = "uninstalled"
+	AppInstallationStateActive      AppInstallationState = "active"
+	AppInstallationStateSuspended   AppInstallationState = "suspended"
+	AppInstallationStateUninstalled AppInstallationState = "uninstalled"
 )
 
 // Valid indicates whether the value is a known member of the AppInstallationState enum.
 func (e AppInstallationState) Valid() bool {
 	switch e {
-	case Active:
+	case AppInstallationStateActive:
 		return true
-	case Suspended:
+	case AppInstallationStateSuspended:
 		return true
-	case Uninstalled:
+	case AppInstallationStateUninstalled:
 		return true
 	default:
 		return false
@@ -168,6 +168,66 @@ func (e EventType) Valid() bool {
 	}
 }
 
+// Defines values for JwkAlg.
+const (
+	EdDSA JwkAlg = "EdDSA"
+)
+
+// Valid indicates whether the value is a known member of the JwkAlg enum.
+func (e JwkAlg) Valid() bool {
+	switch e {
+	case EdDSA:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JwkCrv.
+const (
+	Ed25519 JwkCrv = "Ed25519"
+)
+
+// Valid indicates whether the value is a known member of the JwkCrv enum.
+func (e JwkCrv) Valid() bool {
+	switch e {
+	case Ed25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JwkKty.
+const (
+	OKP JwkKty = "OKP"
+)
+
+// Valid indicates whether the value is a known member of the JwkKty enum.
+func (e JwkKty) Valid() bool {
+	switch e {
+	case OKP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JwkUse.
+const (
+	Sig JwkUse = "sig"
+)
+
+// Valid indicates whether the value is a known member of the JwkUse enum.
+func (e JwkUse) Valid() bool {
+	switch e {
+	case Sig:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Level.
 const (
 	Admin Level = "admin"
@@ -183,6 +243,24 @@ func (e Level) Valid() bool {
 	case Read:
 		return true
 	case Write:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PersonRole.
+const (
+	Member PersonRole = "member"
+	Owner  PersonRole = "owner"
+)
+
+// Valid indicates whether the value is a known member of the PersonRole enum.
+func (e PersonRole) Valid() bool {
+	switch e {
+	case Member:
+		return true
+	case Owner:
 		return true
 	default:
 		return false
@@ -231,6 +309,27 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeValidationFailed:
 		return true
 	case ProblemCodeWebhookHostNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookKeyState.
+const (
+	WebhookKeyStateActive   WebhookKeyState = "active"
+	WebhookKeyStateNext     WebhookKeyState = "next"
+	WebhookKeyStateRetiring WebhookKeyState = "retiring"
+)
+
+// Valid indicates whether the value is a known member of the WebhookKeyState enum.
+func (e WebhookKeyState) Valid() bool {
+	switch e {
+	case WebhookKeyStateActive:
+		return true
+	case WebhookKeyStateNext:
+		return true
+	case WebhookKeyStateRetiring:
 		return true
 	default:
 		return false
@@ -528,6 +627,53 @@ type GrantList struct {
 // Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
 type Id = ids.ID
 
+// Instance defines model for Instance.
+type Instance struct {
+	// Name The display name of the instance.
+	//
+	// Example: Support at example.com
+	Name string `json:"name"`
+
+	// SyncEpoch A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	SyncEpoch Id `json:"sync_epoch"`
+
+	// Version The server version.
+	//
+	// Example: 1.0.0
+	Version string `json:"version"`
+}
+
+// Jwk One Ed25519 public key as a JSON Web Key (RFC 8037).
+type Jwk struct {
+	Alg JwkAlg `json:"alg"`
+	Crv JwkCrv `json:"crv"`
+	Kid string `json:"kid"`
+	Kty JwkKty `json:"kty"`
+	Use JwkUse `json:"use"`
+
+	// X The public key, base64url without padding.
+	X string `json:"x"`
+}
+
+// JwkAlg defines model for Jwk.Alg.
+type JwkAlg string
+
+// JwkCrv defines model for Jwk.Crv.
+type JwkCrv string
+
+// JwkKty defines model for Jwk.Kty.
+type JwkKty string
+
+// JwkUse defines model for Jwk.Use.
+type JwkUse string
+
+// Jwks A JSON Web Key Set (RFC 7517).
+type Jwks struct {
+	Keys []Jwk `json:"keys"`
+}
+
 // Level The level a membership or grant gives; read < write < admin.
 type Level string
 
@@ -593,6 +739,93 @@ type MessagePage struct {
 type MessageUpdate struct {
 	// Text Example: The printer on floor two is on fire again. Again.
 	Text string `json:"text"`
+}
+
+// Person defines model for Person.
+type Person struct {
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// DisplayName Example: Alex
+	DisplayName string `json:"display_name"`
+
+	// Email Example: alex@example.com
+	Email string `json:"email"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id Id `json:"id"`
+
+	// Role Owners administer the instance; members take part in their spaces.
+	Role PersonRole `json:"role"`
+}
+
+// PersonCreate defines model for PersonCreate.
+type PersonCreate struct {
+	// DisplayName Example: Sam
+	DisplayName string `json:"display_name"`
+
+	// Email Example: sam@example.com
+	Email    string `json:"email"`
+	Password string `json:"password"`
+
+	// Role Owners administer the instance; members take part in their spaces.
+	Role *PersonRole `json:"role,omitempty"`
+}
+
+// PersonRole Owners administer the instance; members take part in their spaces.
+type PersonRole string
+
+// PersonalToken defines model for PersonalToken.
+type PersonalToken struct {
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// ExpiresAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	ExpiresAt *Timestamp `json:"expires_at,omitempty"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id Id `json:"id"`
+
+	// LastUsedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	LastUsedAt *Timestamp `json:"last_used_at,omitempty"`
+
+	// Name Example: Sam's deploy script
+	Name string `json:"name"`
+}
+
+// PersonalTokenCreate defines model for PersonalTokenCreate.
+type PersonalTokenCreate struct {
+	// ExpiresAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	ExpiresAt *Timestamp `json:"expires_at,omitempty"`
+
+	// Name Example: Sam's deploy script
+	Name string `json:"name"`
+}
+
+// PersonalTokenCreated defines model for PersonalTokenCreated.
+type PersonalTokenCreated struct {
+	// Secret The bearer value of the token. A one-time secret, shown only in this response.
+	Secret string        `json:"secret"`
+	Token  PersonalToken `json:"token"`
+}
+
+// PersonalTokenList defines model for PersonalTokenList.
+type PersonalTokenList struct {
+	Items []PersonalToken `json:"items"`
 }
 
 // Problem An RFC 9457 problem document with bothy's members.
@@ -661,6 +894,49 @@ type ProblemError struct {
 	Pointer string `json:"pointer"`
 }
 
+// Session defines model for Session.
+type Session struct {
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// ExpiresAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	ExpiresAt Timestamp `json:"expires_at"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id Id `json:"id"`
+
+	// PersonId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	PersonId Id `json:"person_id"`
+
+	// StepUpAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	StepUpAt *Timestamp `json:"step_up_at,omitempty"`
+}
+
+// SessionCreate defines model for SessionCreate.
+type SessionCreate struct {
+	// Email Example: alex@example.com
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// SessionCreated defines model for SessionCreated.
+type SessionCreated struct {
+	Session Session `json:"session"`
+
+	// Token The bearer token of the session. Shown only in this response.
+	Token string `json:"token"`
+}
+
 // Space defines model for Space.
 type Space struct {
 	// CreatedAt An RFC 3339 time in UTC.
@@ -720,10 +996,50 @@ type SpaceMemberAdd struct {
 	PersonId Id `json:"person_id"`
 }
 
+// StepUpRequest defines model for StepUpRequest.
+type StepUpRequest struct {
+	Password string `json:"password"`
+}
+
 // Timestamp An RFC 3339 time in UTC.
 //
 // Example: 2026-11-30T09:41:00Z
 type Timestamp = time.Time
+
+// WebhookKey defines model for WebhookKey.
+type WebhookKey struct {
+	// Kid The key ID.
+	//
+	// Example: 0a1b2c3d0a1b2c3d0a1b2c3d0a1b2c3d
+	Kid string `json:"kid"`
+
+	// NotAfter An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	NotAfter *Timestamp `json:"not_after,omitempty"`
+
+	// PublicKey The Ed25519 public key: `whpk_` followed by the standard base64
+	// (with padding) of its DER-encoded SubjectPublicKeyInfo (RFC 8410).
+	//
+	//
+	// Example: whpk_MCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=
+	PublicKey string `json:"public_key"`
+
+	// State `active` signs now; `next` will sign after the next rotation;
+	// `retiring` signed before the last rotation and still verifies
+	// until `not_after`.
+	State WebhookKeyState `json:"state"`
+}
+
+// WebhookKeyState `active` signs now; `next` will sign after the next rotation;
+// `retiring` signed before the last rotation and still verifies
+// until `not_after`.
+type WebhookKeyState string
+
+// WebhookKeys The public keys that verify `v1a` webhook signatures.
+type WebhookKeys struct {
+	Keys []WebhookKey `json:"keys"`
+}
 
 // AppIdPath A UUIDv7 in canonical lower-case form.
 //
@@ -759,6 +1075,11 @@ type MessageIdPath = Id
 // Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
 type SpaceIdPath = Id
 
+// TokenIdPath A UUIDv7 in canonical lower-case form.
+//
+// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+type TokenIdPath = Id
+
 // WebhookId A UUIDv7 in canonical lower-case form.
 //
 // Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
@@ -784,6 +1105,9 @@ type NotFound = Problem
 
 // PayloadTooLarge An RFC 9457 problem document with bothy's members.
 type PayloadTooLarge = Problem
+
+// TooManyRequests An RFC 9457 problem document with bothy's members.
+type TooManyRequests = Problem
 
 // Unauthorized An RFC 9457 problem document with bothy's members.
 type Unauthorized = Problem
@@ -867,8 +1191,30 @@ type PostMessageParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreatePersonalTokenParams defines parameters for CreatePersonalToken.
+type CreatePersonalTokenParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // UpdateMessageParams defines parameters for UpdateMessage.
 type UpdateMessageParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreatePersonParams defines parameters for CreatePerson.
+type CreatePersonParams struct {
 	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
 	// with the same key and body returns the stored answer with
 	// `Idempotent-Replay: true`; the same key with another body answers
@@ -926,8 +1272,20 @@ type SetAppScopesJSONRequestBody = AppScopesUpdate
 // PostMessageJSONRequestBody defines body for PostMessage for application/json ContentType.
 type PostMessageJSONRequestBody = MessageCreate
 
+// CreatePersonalTokenJSONRequestBody defines body for CreatePersonalToken for application/json ContentType.
+type CreatePersonalTokenJSONRequestBody = PersonalTokenCreate
+
 // UpdateMessageJSONRequestBody defines body for UpdateMessage for application/json ContentType.
 type UpdateMessageJSONRequestBody = MessageUpdate
+
+// CreatePersonJSONRequestBody defines body for CreatePerson for application/json ContentType.
+type CreatePersonJSONRequestBody = PersonCreate
+
+// CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
+type CreateSessionJSONRequestBody = SessionCreate
+
+// StepUpSessionJSONRequestBody defines body for StepUpSession for application/json ContentType.
+type StepUpSessionJSONRequestBody = StepUpRequest
 
 // CreateSpaceJSONRequestBody defines body for CreateSpace for application/json ContentType.
 type CreateSpaceJSONRequestBody = SpaceCreate
@@ -979,12 +1337,45 @@ type ServerInterface interface {
 	// PostMessage Post a message
 	// (POST /channels/{channelId}/messages)
 	PostMessage(w http.ResponseWriter, r *http.Request, channelId ChannelIdPath, params PostMessageParams)
+	// GetInstance Describe the instance
+	// (GET /instance)
+	GetInstance(w http.ResponseWriter, r *http.Request)
+	// GetJwks Public keys for tokens signed by the instance
+	// (GET /instance/jwks)
+	GetJwks(w http.ResponseWriter, r *http.Request)
+	// GetWebhookKeys Public keys that verify webhook signatures
+	// (GET /instance/webhook-keys)
+	GetWebhookKeys(w http.ResponseWriter, r *http.Request)
+	// GetMe The signed-in person
+	// (GET /me)
+	GetMe(w http.ResponseWriter, r *http.Request)
+	// ListPersonalTokens List my personal tokens
+	// (GET /me/tokens)
+	ListPersonalTokens(w http.ResponseWriter, r *http.Request)
+	// CreatePersonalToken Create a personal token
+	// (POST /me/tokens)
+	CreatePersonalToken(w http.ResponseWriter, r *http.Request, params CreatePersonalTokenParams)
+	// RevokePersonalToken Revoke a personal token
+	// (DELETE /me/tokens/{tokenId})
+	RevokePersonalToken(w http.ResponseWriter, r *http.Request, tokenId TokenIdPath)
 	// DeleteMessage Delete a message
 	// (DELETE /messages/{messageId})
 	DeleteMessage(w http.ResponseWriter, r *http.Request, messageId MessageIdPath)
 	// UpdateMessage Edit a message
 	// (PATCH /messages/{messageId})
 	UpdateMessage(w http.ResponseWriter, r *http.Request, messageId MessageIdPath, params UpdateMessageParams)
+	// CreatePerson Create a person
+	// (POST /people)
+	CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams)
+	// CreateSession Sign in
+	// (POST /sessions)
+	CreateSession(w http.ResponseWriter, r *http.Request)
+	// DeleteSession Sign out
+	// (DELETE /sessions/current)
+	DeleteSession(w http.ResponseWriter, r *http.Request)
+	// StepUpSession Step up the current session
+	// (POST /sessions/current/step-up)
+	StepUpSession(w http.ResponseWriter, r *http.Request)
 	// ListSpaces List spaces
 	// (GET /spaces)
 	ListSpaces(w http.ResponseWriter, r *http.Request)
@@ -1510,6 +1901,143 @@ func (siw *ServerInterfaceWrapper) PostMessage(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// GetInstance operation middleware
+func (siw *ServerInterfaceWrapper) GetInstance(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetInstance(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetJwks operation middleware
+func (siw *ServerInterfaceWrapper) GetJwks(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetJwks(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetWebhookKeys operation middleware
+func (siw *ServerInterfaceWrapper) GetWebhookKeys(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetWebhookKeys(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMe operation middleware
+func (siw *ServerInterfaceWrapper) GetMe(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMe(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPersonalTokens operation middleware
+func (siw *ServerInterfaceWrapper) ListPersonalTokens(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPersonalTokens(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePersonalToken operation middleware
+func (siw *ServerInterfaceWrapper) CreatePersonalToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreatePersonalTokenParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePersonalToken(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokePersonalToken operation middleware
+func (siw *ServerInterfaceWrapper) RevokePersonalToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "tokenId" -------------
+	var tokenId TokenIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "tokenId", r.PathValue("tokenId"), &tokenId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "tokenId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokePersonalToken(w, r, tokenId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // DeleteMessage operation middleware
 func (siw *ServerInterfaceWrapper) DeleteMessage(w http.ResponseWriter, r *http.Request) {
 
@@ -1577,6 +2105,89 @@ func (siw *ServerInterfaceWrapper) UpdateMessage(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateMessage(w, r, messageId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePerson operation middleware
+func (siw *ServerInterfaceWrapper) CreatePerson(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreatePersonParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePerson(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateSession operation middleware
+func (siw *ServerInterfaceWrapper) CreateSession(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateSession(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteSession operation middleware
+func (siw *ServerInterfaceWrapper) DeleteSession(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteSession(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StepUpSession operation middleware
+func (siw *ServerInterfaceWrapper) StepUpSession(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StepUpSession(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1900,8 +2511,19 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps/{appId}/installation/suspend", wrapper.SuspendApp)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/channels/{channelId}/messages", wrapper.ListMessages)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/channels/{channelId}/messages", wrapper.PostMessage)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/instance", wrapper.GetInstance)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/instance/jwks", wrapper.GetJwks)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/instance/webhook-keys", wrapper.GetWebhookKeys)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/me", wrapper.GetMe)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/me/tokens", wrapper.ListPersonalTokens)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/me/tokens", wrapper.CreatePersonalToken)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/me/tokens/{tokenId}", wrapper.RevokePersonalToken)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/messages/{messageId}", wrapper.DeleteMessage)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/messages/{messageId}", wrapper.UpdateMessage)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/people", wrapper.CreatePerson)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/sessions", wrapper.CreateSession)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/sessions/current", wrapper.DeleteSession)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/sessions/current/step-up", wrapper.StepUpSession)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/spaces", wrapper.ListSpaces)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/spaces", wrapper.CreateSpace)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/spaces/{spaceId}/channels", wrapper.ListChannels)
@@ -1920,6 +2542,15 @@ type ForbiddenApplicationProblemPlusJSONResponse Problem
 type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
+
+type TooManyRequestsResponseHeaders struct {
+	RetryAfter *string
+}
+type TooManyRequestsApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers TooManyRequestsResponseHeaders
+}
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -3305,6 +3936,477 @@ func (response PostMessage413ApplicationProblemPlusJSONResponse) VisitPostMessag
 	return err
 }
 
+type GetInstanceRequestObject struct {
+}
+
+type GetInstanceResponseObject interface {
+	VisitGetInstanceResponse(w http.ResponseWriter) error
+}
+
+type GetInstance200JSONResponse Instance
+
+func (response GetInstance200JSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstance429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance429ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJwksRequestObject struct {
+}
+
+type GetJwksResponseObject interface {
+	VisitGetJwksResponse(w http.ResponseWriter) error
+}
+
+type GetJwks200ResponseHeaders struct {
+	CacheControl *string
+}
+
+type GetJwks200JSONResponse struct {
+	Body    Jwks
+	Headers GetJwks200ResponseHeaders
+}
+
+func (response GetJwks200JSONResponse) VisitGetJwksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetJwks429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetJwks429ApplicationProblemPlusJSONResponse) VisitGetJwksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookKeysRequestObject struct {
+}
+
+type GetWebhookKeysResponseObject interface {
+	VisitGetWebhookKeysResponse(w http.ResponseWriter) error
+}
+
+type GetWebhookKeys200ResponseHeaders struct {
+	CacheControl *string
+}
+
+type GetWebhookKeys200JSONResponse struct {
+	Body    WebhookKeys
+	Headers GetWebhookKeys200ResponseHeaders
+}
+
+func (response GetWebhookKeys200JSONResponse) VisitGetWebhookKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookKeys429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetWebhookKeys429ApplicationProblemPlusJSONResponse) VisitGetWebhookKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMeRequestObject struct {
+}
+
+type GetMeResponseObject interface {
+	VisitGetMeResponse(w http.ResponseWriter) error
+}
+
+type GetMe200JSONResponse Person
+
+func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe401ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe403ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPersonalTokensRequestObject struct {
+}
+
+type ListPersonalTokensResponseObject interface {
+	VisitListPersonalTokensResponse(w http.ResponseWriter) error
+}
+
+type ListPersonalTokens200JSONResponse PersonalTokenList
+
+func (response ListPersonalTokens200JSONResponse) VisitListPersonalTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPersonalTokens401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListPersonalTokens401ApplicationProblemPlusJSONResponse) VisitListPersonalTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPersonalTokens403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListPersonalTokens403ApplicationProblemPlusJSONResponse) VisitListPersonalTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPersonalTokens404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListPersonalTokens404ApplicationProblemPlusJSONResponse) VisitListPersonalTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonalTokenRequestObject struct {
+	Params CreatePersonalTokenParams
+	Body   *CreatePersonalTokenJSONRequestBody
+}
+
+type CreatePersonalTokenResponseObject interface {
+	VisitCreatePersonalTokenResponse(w http.ResponseWriter) error
+}
+
+type CreatePersonalToken201ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type CreatePersonalToken201JSONResponse struct {
+	Body    PersonalTokenCreated
+	Headers CreatePersonalToken201ResponseHeaders
+}
+
+func (response CreatePersonalToken201JSONResponse) VisitCreatePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonalToken400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePersonalToken400ApplicationProblemPlusJSONResponse) VisitCreatePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonalToken401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePersonalToken401ApplicationProblemPlusJSONResponse) VisitCreatePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonalToken403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePersonalToken403ApplicationProblemPlusJSONResponse) VisitCreatePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonalToken404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePersonalToken404ApplicationProblemPlusJSONResponse) VisitCreatePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonalToken409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePersonalToken409ApplicationProblemPlusJSONResponse) VisitCreatePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonalToken413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePersonalToken413ApplicationProblemPlusJSONResponse) VisitCreatePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokePersonalTokenRequestObject struct {
+	TokenId TokenIdPath `json:"tokenId"`
+}
+
+type RevokePersonalTokenResponseObject interface {
+	VisitRevokePersonalTokenResponse(w http.ResponseWriter) error
+}
+
+type RevokePersonalToken204Response struct {
+}
+
+func (response RevokePersonalToken204Response) VisitRevokePersonalTokenResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokePersonalToken400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RevokePersonalToken400ApplicationProblemPlusJSONResponse) VisitRevokePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokePersonalToken401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokePersonalToken401ApplicationProblemPlusJSONResponse) VisitRevokePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokePersonalToken403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokePersonalToken403ApplicationProblemPlusJSONResponse) VisitRevokePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokePersonalToken404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RevokePersonalToken404ApplicationProblemPlusJSONResponse) VisitRevokePersonalTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteMessageRequestObject struct {
 	MessageId MessageIdPath `json:"messageId"`
 }
@@ -3511,6 +4613,376 @@ func (response UpdateMessage413ApplicationProblemPlusJSONResponse) VisitUpdateMe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonRequestObject struct {
+	Params CreatePersonParams
+	Body   *CreatePersonJSONRequestBody
+}
+
+type CreatePersonResponseObject interface {
+	VisitCreatePersonResponse(w http.ResponseWriter) error
+}
+
+type CreatePerson201ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type CreatePerson201JSONResponse struct {
+	Body    Person
+	Headers CreatePerson201ResponseHeaders
+}
+
+func (response CreatePerson201JSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson400ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson401ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson403ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson404ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson409ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson413ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSessionRequestObject struct {
+	Body *CreateSessionJSONRequestBody
+}
+
+type CreateSessionResponseObject interface {
+	VisitCreateSessionResponse(w http.ResponseWriter) error
+}
+
+type CreateSession201JSONResponse SessionCreated
+
+func (response CreateSession201JSONResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSession400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSession400ApplicationProblemPlusJSONResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSession401ApplicationProblemPlusJSONResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSession413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSession413ApplicationProblemPlusJSONResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSession429ApplicationProblemPlusJSONResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSessionRequestObject struct {
+}
+
+type DeleteSessionResponseObject interface {
+	VisitDeleteSessionResponse(w http.ResponseWriter) error
+}
+
+type DeleteSession204Response struct {
+}
+
+func (response DeleteSession204Response) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession401ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteSession403ApplicationProblemPlusJSONResponse) VisitDeleteSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUpSessionRequestObject struct {
+	Body *StepUpSessionJSONRequestBody
+}
+
+type StepUpSessionResponseObject interface {
+	VisitStepUpSessionResponse(w http.ResponseWriter) error
+}
+
+type StepUpSession200JSONResponse Session
+
+func (response StepUpSession200JSONResponse) VisitStepUpSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUpSession400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response StepUpSession400ApplicationProblemPlusJSONResponse) VisitStepUpSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUpSession401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response StepUpSession401ApplicationProblemPlusJSONResponse) VisitStepUpSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUpSession403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response StepUpSession403ApplicationProblemPlusJSONResponse) VisitStepUpSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUpSession413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response StepUpSession413ApplicationProblemPlusJSONResponse) VisitStepUpSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUpSession429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response StepUpSession429ApplicationProblemPlusJSONResponse) VisitStepUpSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4084,12 +5556,45 @@ type StrictServerInterface interface {
 	// PostMessage Post a message
 	// (POST /channels/{channelId}/messages)
 	PostMessage(ctx context.Context, request PostMessageRequestObject) (PostMessageResponseObject, error)
+	// GetInstance Describe the instance
+	// (GET /instance)
+	GetInstance(ctx context.Context, request GetInstanceRequestObject) (GetInstanceResponseObject, error)
+	// GetJwks Public keys for tokens signed by the instance
+	// (GET /instance/jwks)
+	GetJwks(ctx context.Context, request GetJwksRequestObject) (GetJwksResponseObject, error)
+	// GetWebhookKeys Public keys that verify webhook signatures
+	// (GET /instance/webhook-keys)
+	GetWebhookKeys(ctx context.Context, request GetWebhookKeysRequestObject) (GetWebhookKeysResponseObject, error)
+	// GetMe The signed-in person
+	// (GET /me)
+	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// ListPersonalTokens List my personal tokens
+	// (GET /me/tokens)
+	ListPersonalTokens(ctx context.Context, request ListPersonalTokensRequestObject) (ListPersonalTokensResponseObject, error)
+	// CreatePersonalToken Create a personal token
+	// (POST /me/tokens)
+	CreatePersonalToken(ctx context.Context, request CreatePersonalTokenRequestObject) (CreatePersonalTokenResponseObject, error)
+	// RevokePersonalToken Revoke a personal token
+	// (DELETE /me/tokens/{tokenId})
+	RevokePersonalToken(ctx context.Context, request RevokePersonalTokenRequestObject) (RevokePersonalTokenResponseObject, error)
 	// DeleteMessage Delete a message
 	// (DELETE /messages/{messageId})
 	DeleteMessage(ctx context.Context, request DeleteMessageRequestObject) (DeleteMessageResponseObject, error)
 	// UpdateMessage Edit a message
 	// (PATCH /messages/{messageId})
 	UpdateMessage(ctx context.Context, request UpdateMessageRequestObject) (UpdateMessageResponseObject, error)
+	// CreatePerson Create a person
+	// (POST /people)
+	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
+	// CreateSession Sign in
+	// (POST /sessions)
+	CreateSession(ctx context.Context, request CreateSessionRequestObject) (CreateSessionResponseObject, error)
+	// DeleteSession Sign out
+	// (DELETE /sessions/current)
+	DeleteSession(ctx context.Context, request DeleteSessionRequestObject) (DeleteSessionResponseObject, error)
+	// StepUpSession Step up the current session
+	// (POST /sessions/current/step-up)
+	StepUpSession(ctx context.Context, request StepUpSessionRequestObject) (StepUpSessionResponseObject, error)
 	// ListSpaces List spaces
 	// (GET /spaces)
 	ListSpaces(ctx context.Context, request ListSpacesRequestObject) (ListSpacesResponseObject, error)
@@ -4524,6 +6029,185 @@ func (sh *strictHandler) PostMessage(w http.ResponseWriter, r *http.Request, cha
 	}
 }
 
+// GetInstance operation middleware
+func (sh *strictHandler) GetInstance(w http.ResponseWriter, r *http.Request) {
+	var request GetInstanceRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetInstance(ctx, request.(GetInstanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetInstance")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetInstanceResponseObject); ok {
+		if err := validResponse.VisitGetInstanceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetJwks operation middleware
+func (sh *strictHandler) GetJwks(w http.ResponseWriter, r *http.Request) {
+	var request GetJwksRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetJwks(ctx, request.(GetJwksRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetJwks")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetJwksResponseObject); ok {
+		if err := validResponse.VisitGetJwksResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetWebhookKeys operation middleware
+func (sh *strictHandler) GetWebhookKeys(w http.ResponseWriter, r *http.Request) {
+	var request GetWebhookKeysRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWebhookKeys(ctx, request.(GetWebhookKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWebhookKeys")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetWebhookKeysResponseObject); ok {
+		if err := validResponse.VisitGetWebhookKeysResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetMe operation middleware
+func (sh *strictHandler) GetMe(w http.ResponseWriter, r *http.Request) {
+	var request GetMeRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMe(ctx, request.(GetMeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMe")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMeResponseObject); ok {
+		if err := validResponse.VisitGetMeResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPersonalTokens operation middleware
+func (sh *strictHandler) ListPersonalTokens(w http.ResponseWriter, r *http.Request) {
+	var request ListPersonalTokensRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPersonalTokens(ctx, request.(ListPersonalTokensRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPersonalTokens")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPersonalTokensResponseObject); ok {
+		if err := validResponse.VisitListPersonalTokensResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePersonalToken operation middleware
+func (sh *strictHandler) CreatePersonalToken(w http.ResponseWriter, r *http.Request, params CreatePersonalTokenParams) {
+	var request CreatePersonalTokenRequestObject
+
+	request.Params = params
+
+	var body CreatePersonalTokenJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePersonalToken(ctx, request.(CreatePersonalTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePersonalToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePersonalTokenResponseObject); ok {
+		if err := validResponse.VisitCreatePersonalTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokePersonalToken operation middleware
+func (sh *strictHandler) RevokePersonalToken(w http.ResponseWriter, r *http.Request, tokenId TokenIdPath) {
+	var request RevokePersonalTokenRequestObject
+
+	request.TokenId = tokenId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokePersonalToken(ctx, request.(RevokePersonalTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokePersonalToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokePersonalTokenResponseObject); ok {
+		if err := validResponse.VisitRevokePersonalTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // DeleteMessage operation middleware
 func (sh *strictHandler) DeleteMessage(w http.ResponseWriter, r *http.Request, messageId MessageIdPath) {
 	var request DeleteMessageRequestObject
@@ -4577,6 +6261,125 @@ func (sh *strictHandler) UpdateMessage(w http.ResponseWriter, r *http.Request, m
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateMessageResponseObject); ok {
 		if err := validResponse.VisitUpdateMessageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePerson operation middleware
+func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams) {
+	var request CreatePersonRequestObject
+
+	request.Params = params
+
+	var body CreatePersonJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePerson(ctx, request.(CreatePersonRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePerson")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePersonResponseObject); ok {
+		if err := validResponse.VisitCreatePersonResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateSession operation middleware
+func (sh *strictHandler) CreateSession(w http.ResponseWriter, r *http.Request) {
+	var request CreateSessionRequestObject
+
+	var body CreateSessionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateSession(ctx, request.(CreateSessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateSession")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateSessionResponseObject); ok {
+		if err := validResponse.VisitCreateSessionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteSession operation middleware
+func (sh *strictHandler) DeleteSession(w http.ResponseWriter, r *http.Request) {
+	var request DeleteSessionRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteSession(ctx, request.(DeleteSessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteSession")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteSessionResponseObject); ok {
+		if err := validResponse.VisitDeleteSessionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StepUpSession operation middleware
+func (sh *strictHandler) StepUpSession(w http.ResponseWriter, r *http.Request) {
+	var request StepUpSessionRequestObject
+
+	var body StepUpSessionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StepUpSession(ctx, request.(StepUpSessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StepUpSession")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StepUpSessionResponseObject); ok {
+		if err := validResponse.VisitStepUpSessionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -89,25 +89,36 @@ type PublicKey struct {
 
 // JWK is one key of a JSON Web Key Set (RFC 8037 OKP key).
 type JWK struct {
+	// Kty is "OKP" and Crv "Ed25519".
 	Kty string `json:"kty"`
 	Crv string `json:"crv"`
-	X   string `json:"x"`
+	// X is the public key, base64url without padding.
+	X string `json:"x"`
+	// Kid is the key's kid.
 	Kid string `json:"kid"`
+	// Alg is "EdDSA" and Use "sig".
 	Alg string `json:"alg"`
 	Use string `json:"use"`
 }
 
-// Keys gives access to the signing keys.
+// Keys gives access to the signing keys. Implementations are safe for
+// concurrent use; errors are *errs.Error values that never carry key
+// material.
 type Keys interface {
-	// Signer returns the active signer of purpose.
+	// Signer returns the active signer of purpose p. It fails with an
+	// internal error when p has no active key (the instance was never
+	// ensured) or the key cannot be opened.
 	Signer(ctx context.Context, p Purpose) (Signer, error)
 	// Signers returns the active signer first, then every retiring signer
-	// whose not_after lies after now; never next or retired keys.
+	// whose not_after lies after now (latest first); never next or retired
+	// keys. It runs before every webhook delivery attempt, so it is served
+	// from memory most of the time. Errors as for Signer.
 	Signers(ctx context.Context, p Purpose) ([]Signer, error)
 	// PublicKeys returns the keys of purpose in the states next, active and
 	// retiring, ordered active, next, retiring, then kid.
 	PublicKeys(ctx context.Context, p Purpose) ([]PublicKey, error)
-	// VerificationKey returns the published key with kid, of any purpose.
+	// VerificationKey returns the published key with kid, of any purpose;
+	// not_found for an unknown or retired kid.
 	VerificationKey(ctx context.Context, kid string) (PublicKey, error)
 	// JWKS returns the published keys of every purpose except
 	// PurposeWebhookOut.

@@ -11,84 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"bothy/server/internal/apps"
 )
-
-// DeliveryStatus is the status column of webhook_deliveries (03 4.11).
-type DeliveryStatus string
-
-// The delivery statuses (Design note 6, D-M2-26-6).
-const (
-	// DeliveryPending waits for its first or next attempt, also after a
-	// failed attempt; next_attempt_at is set.
-	DeliveryPending DeliveryStatus = "pending"
-	// DeliverySucceeded was accepted with a 2xx answer.
-	DeliverySucceeded DeliveryStatus = "succeeded"
-	// DeliveryFailed finished without success because the receiver answered
-	// 410. It is terminal; the owner may redeliver it.
-	DeliveryFailed DeliveryStatus = "failed"
-	// DeliveryDead finished without success: webhook.retry_max_age passed
-	// after a failure, or the last error is not_authorized, not_subscribed
-	// or event_expired.
-	DeliveryDead DeliveryStatus = "dead"
-)
-
-// LastError is a code of the closed list stored in
-// webhook_deliveries.last_error. It is never a response body or any other
-// text from the receiver (03 4.11; webhooks.md 4 point 5).
-type LastError string
-
-// The last_error codes (Design note 6, D-M2-26-6).
-const (
-	// LastErrorTimeout: no answer within webhook.delivery_timeout.
-	LastErrorTimeout LastError = "timeout"
-	// LastErrorConnectionFailed: any other transport failure (refused,
-	// reset, name resolution).
-	LastErrorConnectionFailed LastError = "connection_failed"
-	// LastErrorTLSFailed: the TLS handshake or the certificate check failed.
-	LastErrorTLSFailed LastError = "tls_failed"
-	// LastErrorAddressBlocked: the egress client refused the resolved
-	// address (loopback, private, link-local without allow_private).
-	LastErrorAddressBlocked LastError = "address_blocked"
-	// LastErrorHostNotAllowed: the egress host policy refused the address,
-	// for example after webhook.allowed_hosts changed.
-	LastErrorHostNotAllowed LastError = "host_not_allowed"
-	// LastErrorHTTPStatus: the receiver answered with a status that is
-	// neither success, gone nor a throttle (3xx included).
-	LastErrorHTTPStatus LastError = "http_status"
-	// LastErrorThrottled: 429, 502, 503 or 504.
-	LastErrorThrottled LastError = "throttled"
-	// LastErrorGone: 410; the subscription is disabled.
-	LastErrorGone LastError = "gone"
-	// LastErrorNotAuthorized: webhook_out.deliver did not allow the delivery;
-	// no request was sent.
-	LastErrorNotAuthorized LastError = "not_authorized"
-	// LastErrorNotSubscribed: the event type left the subscription's
-	// event_types or the installation's event_subscriptions.
-	LastErrorNotSubscribed LastError = "not_subscribed"
-	// LastErrorEventExpired: the event left the event log before it was
-	// delivered.
-	LastErrorEventExpired LastError = "event_expired"
-)
-
-var lastErrorCodes = []LastError{
-	LastErrorTimeout, LastErrorConnectionFailed, LastErrorTLSFailed, LastErrorAddressBlocked,
-	LastErrorHostNotAllowed, LastErrorHTTPStatus, LastErrorThrottled, LastErrorGone,
-	LastErrorNotAuthorized, LastErrorNotSubscribed, LastErrorEventExpired,
-}
-
-// LastErrorCodes returns the closed list of last_error codes in the order of
-// Design note 6. The result is a fresh slice.
-func LastErrorCodes() []LastError { return append([]LastError(nil), lastErrorCodes...) }
-
-// Valid reports whether c is one of LastErrorCodes.
-func (c LastError) Valid() bool {
-	for _, v := range lastErrorCodes {
-		if c == v {
-			return true
-		}
-	}
-	return false
-}
 
 // OutcomeKind says what an attempt achieved.
 type OutcomeKind string
@@ -113,7 +38,7 @@ type Outcome struct {
 	// Kind is what the attempt achieved.
 	Kind OutcomeKind
 	// LastError is the code to store in last_error; empty for a success.
-	LastError LastError
+	LastError apps.LastError
 	// Counted is true when the outcome adds one to consecutive_failures,
 	// which is compared with webhook.max_consecutive_failures. Only
 	// failures count; throttles and 410 do not (webhooks.md 4 point 2).
@@ -138,7 +63,7 @@ func (o Outcome) SpanOutcome() string {
 	case OutcomeThrottled:
 		return "throttled"
 	}
-	if o.LastError == LastErrorAddressBlocked || o.LastError == LastErrorHostNotAllowed {
+	if o.LastError == apps.LastErrorAddressBlocked || o.LastError == apps.LastErrorHostNotAllowed {
 		return "blocked"
 	}
 	return "failed"
@@ -185,34 +110,34 @@ func Classify(statusCode int, transportErr error) Outcome {
 	case statusCode >= 200 && statusCode <= 299:
 		return Outcome{Kind: OutcomeSuccess}
 	case statusCode == 410:
-		return Outcome{Kind: OutcomeGone, LastError: LastErrorGone}
+		return Outcome{Kind: OutcomeGone, LastError: apps.LastErrorGone}
 	case statusCode == 429 || statusCode == 502 || statusCode == 503 || statusCode == 504:
-		return Outcome{Kind: OutcomeThrottled, LastError: LastErrorThrottled}
+		return Outcome{Kind: OutcomeThrottled, LastError: apps.LastErrorThrottled}
 	default:
-		return Outcome{Kind: OutcomeFailure, LastError: LastErrorHTTPStatus, Counted: true}
+		return Outcome{Kind: OutcomeFailure, LastError: apps.LastErrorHTTPStatus, Counted: true}
 	}
 }
 
 // transportCode picks the last_error code of a transport error. The order
 // matters: a refusal of the egress client is the most specific fact, and a
 // handshake that ran out of time is a timeout rather than a TLS defect.
-func transportCode(err error) LastError {
+func transportCode(err error) apps.LastError {
 	if b, ok := errors.AsType[blockReasoner](err); ok {
 		switch b.BlockReason() {
 		case "address_blocked":
-			return LastErrorAddressBlocked
+			return apps.LastErrorAddressBlocked
 		case "host_not_allowed", "scheme_not_allowed", "url_not_allowed":
-			return LastErrorHostNotAllowed
+			return apps.LastErrorHostNotAllowed
 		}
-		return LastErrorConnectionFailed
+		return apps.LastErrorConnectionFailed
 	}
 	if isTimeout(err) {
-		return LastErrorTimeout
+		return apps.LastErrorTimeout
 	}
 	if isTLS(err) {
-		return LastErrorTLSFailed
+		return apps.LastErrorTLSFailed
 	}
-	return LastErrorConnectionFailed
+	return apps.LastErrorConnectionFailed
 }
 
 func isTimeout(err error) bool {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
 )
 
@@ -58,14 +59,14 @@ func rawServer(t *testing.T, serve func(net.Conn)) string {
 	return ln.Addr().String()
 }
 
-func failure(code domain.LastError) domain.Outcome {
+func failure(code apps.LastError) domain.Outcome {
 	return domain.Outcome{Kind: domain.OutcomeFailure, LastError: code, Counted: true}
 }
 
 var (
 	success   = domain.Outcome{Kind: domain.OutcomeSuccess}
-	gone      = domain.Outcome{Kind: domain.OutcomeGone, LastError: domain.LastErrorGone}
-	throttled = domain.Outcome{Kind: domain.OutcomeThrottled, LastError: domain.LastErrorThrottled}
+	gone      = domain.Outcome{Kind: domain.OutcomeGone, LastError: apps.LastErrorGone}
+	throttled = domain.Outcome{Kind: domain.OutcomeThrottled, LastError: apps.LastErrorThrottled}
 )
 
 func TestClassify(t *testing.T) {
@@ -84,33 +85,33 @@ func TestClassify(t *testing.T) {
 		{"502 is a throttle", 502, nil, throttled},
 		{"503 is a throttle", 503, nil, throttled},
 		{"504 is a throttle", 504, nil, throttled},
-		{"300 is a counted http_status", 300, nil, failure(domain.LastErrorHTTPStatus)},
-		{"a 302 redirect is never followed and counts", 302, nil, failure(domain.LastErrorHTTPStatus)},
-		{"307 counts", 307, nil, failure(domain.LastErrorHTTPStatus)},
-		{"400 counts", 400, nil, failure(domain.LastErrorHTTPStatus)},
-		{"401 counts", 401, nil, failure(domain.LastErrorHTTPStatus)},
-		{"404 counts", 404, nil, failure(domain.LastErrorHTTPStatus)},
-		{"500 counts", 500, nil, failure(domain.LastErrorHTTPStatus)},
-		{"501 counts", 501, nil, failure(domain.LastErrorHTTPStatus)},
-		{"a status the client never returns counts", 0, nil, failure(domain.LastErrorHTTPStatus)},
-		{"egress reason address_blocked", 0, asClientError(&blockedError{"address_blocked"}), failure(domain.LastErrorAddressBlocked)},
-		{"egress reason host_not_allowed", 0, asClientError(&blockedError{"host_not_allowed"}), failure(domain.LastErrorHostNotAllowed)},
-		{"egress reason scheme_not_allowed", 0, asClientError(&blockedError{"scheme_not_allowed"}), failure(domain.LastErrorHostNotAllowed)},
-		{"egress reason url_not_allowed", 0, &blockedError{"url_not_allowed"}, failure(domain.LastErrorHostNotAllowed)},
-		{"an unknown egress reason is a connection failure", 0, &blockedError{"something_new"}, failure(domain.LastErrorConnectionFailed)},
-		{"a blocked error wins over a status", 200, &blockedError{"address_blocked"}, failure(domain.LastErrorAddressBlocked)},
-		{"a context deadline is a timeout", 0, asClientError(context.DeadlineExceeded), failure(domain.LastErrorTimeout)},
-		{"a socket deadline is a timeout", 0, &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, failure(domain.LastErrorTimeout)},
-		{"a net.Error with Timeout is a timeout", 0, &net.DNSError{Err: "lookup timed out", IsTimeout: true}, failure(domain.LastErrorTimeout)},
-		{"an unknown certificate authority is tls_failed", 0, asClientError(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), failure(domain.LastErrorTLSFailed)},
-		{"a hostname mismatch is tls_failed", 0, asClientError(x509.HostnameError{Host: "hooks.example.com"}), failure(domain.LastErrorTLSFailed)},
-		{"an expired certificate is tls_failed", 0, x509.CertificateInvalidError{Reason: x509.Expired}, failure(domain.LastErrorTLSFailed)},
-		{"a plain text answer to a handshake is tls_failed", 0, asClientError(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), failure(domain.LastErrorTLSFailed)},
-		{"a TLS alert is tls_failed", 0, tls.AlertError(40), failure(domain.LastErrorTLSFailed)},
-		{"a reset connection is connection_failed", 0, asClientError(&net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}}), failure(domain.LastErrorConnectionFailed)},
-		{"a refused connection is connection_failed", 0, &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}, failure(domain.LastErrorConnectionFailed)},
-		{"an early EOF is connection_failed", 0, asClientError(io.ErrUnexpectedEOF), failure(domain.LastErrorConnectionFailed)},
-		{"a DNS failure is connection_failed", 0, &net.DNSError{Err: "no such host", IsNotFound: true}, failure(domain.LastErrorConnectionFailed)},
+		{"300 is a counted http_status", 300, nil, failure(apps.LastErrorHTTPStatus)},
+		{"a 302 redirect is never followed and counts", 302, nil, failure(apps.LastErrorHTTPStatus)},
+		{"307 counts", 307, nil, failure(apps.LastErrorHTTPStatus)},
+		{"400 counts", 400, nil, failure(apps.LastErrorHTTPStatus)},
+		{"401 counts", 401, nil, failure(apps.LastErrorHTTPStatus)},
+		{"404 counts", 404, nil, failure(apps.LastErrorHTTPStatus)},
+		{"500 counts", 500, nil, failure(apps.LastErrorHTTPStatus)},
+		{"501 counts", 501, nil, failure(apps.LastErrorHTTPStatus)},
+		{"a status the client never returns counts", 0, nil, failure(apps.LastErrorHTTPStatus)},
+		{"egress reason address_blocked", 0, asClientError(&blockedError{"address_blocked"}), failure(apps.LastErrorAddressBlocked)},
+		{"egress reason host_not_allowed", 0, asClientError(&blockedError{"host_not_allowed"}), failure(apps.LastErrorHostNotAllowed)},
+		{"egress reason scheme_not_allowed", 0, asClientError(&blockedError{"scheme_not_allowed"}), failure(apps.LastErrorHostNotAllowed)},
+		{"egress reason url_not_allowed", 0, &blockedError{"url_not_allowed"}, failure(apps.LastErrorHostNotAllowed)},
+		{"an unknown egress reason is a connection failure", 0, &blockedError{"something_new"}, failure(apps.LastErrorConnectionFailed)},
+		{"a blocked error wins over a status", 200, &blockedError{"address_blocked"}, failure(apps.LastErrorAddressBlocked)},
+		{"a context deadline is a timeout", 0, asClientError(context.DeadlineExceeded), failure(apps.LastErrorTimeout)},
+		{"a socket deadline is a timeout", 0, &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, failure(apps.LastErrorTimeout)},
+		{"a net.Error with Timeout is a timeout", 0, &net.DNSError{Err: "lookup timed out", IsTimeout: true}, failure(apps.LastErrorTimeout)},
+		{"an unknown certificate authority is tls_failed", 0, asClientError(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), failure(apps.LastErrorTLSFailed)},
+		{"a hostname mismatch is tls_failed", 0, asClientError(x509.HostnameError{Host: "hooks.example.com"}), failure(apps.LastErrorTLSFailed)},
+		{"an expired certificate is tls_failed", 0, x509.CertificateInvalidError{Reason: x509.Expired}, failure(apps.LastErrorTLSFailed)},
+		{"a plain text answer to a handshake is tls_failed", 0, asClientError(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), failure(apps.LastErrorTLSFailed)},
+		{"a TLS alert is tls_failed", 0, tls.AlertError(40), failure(apps.LastErrorTLSFailed)},
+		{"a reset connection is connection_failed", 0, asClientError(&net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}}), failure(apps.LastErrorConnectionFailed)},
+		{"a refused connection is connection_failed", 0, &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}, failure(apps.LastErrorConnectionFailed)},
+		{"an early EOF is connection_failed", 0, asClientError(io.ErrUnexpectedEOF), failure(apps.LastErrorConnectionFailed)},
+		{"a DNS failure is connection_failed", 0, &net.DNSError{Err: "no such host", IsNotFound: true}, failure(apps.LastErrorConnectionFailed)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -145,7 +146,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		t.Cleanup(srv.Close)
 		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509.NewCertPool()}}}
 		err := post(t, client, t.Context(), srv.URL)
-		require.Equal(t, failure(domain.LastErrorTLSFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorTLSFailed), domain.Classify(0, err))
 	})
 
 	t.Run("an alert from the server during the handshake is tls_failed", func(t *testing.T) {
@@ -159,7 +160,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 			RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs, MaxVersion: tls.VersionTLS12,
 		}}}
 		err := post(t, client, t.Context(), srv.URL)
-		require.Equal(t, failure(domain.LastErrorTLSFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorTLSFailed), domain.Classify(0, err))
 	})
 
 	t.Run("a server that does not speak TLS is tls_failed", func(t *testing.T) {
@@ -170,7 +171,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 			_, _ = conn.Read(make([]byte, 1)) // until the client gives up
 		})
 		err := post(t, &http.Client{}, t.Context(), "https://"+addr)
-		require.Equal(t, failure(domain.LastErrorTLSFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorTLSFailed), domain.Classify(0, err))
 	})
 
 	t.Run("an HTTP answer to the handshake is connection_failed because net/http drops the TLS error type", func(t *testing.T) {
@@ -178,7 +179,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 		t.Cleanup(srv.Close)
 		err := post(t, &http.Client{}, t.Context(), "https://"+srv.Listener.Addr().String())
-		require.Equal(t, failure(domain.LastErrorConnectionFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorConnectionFailed), domain.Classify(0, err))
 	})
 
 	t.Run("a receiver that never answers before the deadline is a timeout", func(t *testing.T) {
@@ -195,7 +196,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
 		err := post(t, &http.Client{}, ctx, srv.URL)
-		require.Equal(t, failure(domain.LastErrorTimeout), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorTimeout), domain.Classify(0, err))
 	})
 
 	t.Run("a connection reset by the receiver is connection_failed", func(t *testing.T) {
@@ -205,7 +206,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 			_ = conn.(*net.TCPConn).SetLinger(0) // close with RST
 		})
 		err := post(t, &http.Client{}, t.Context(), "http://"+addr)
-		require.Equal(t, failure(domain.LastErrorConnectionFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorConnectionFailed), domain.Classify(0, err))
 	})
 
 	t.Run("a refused connection is connection_failed", func(t *testing.T) {
@@ -215,7 +216,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		addr := ln.Addr().String()
 		require.NoError(t, ln.Close())
 		err = post(t, &http.Client{}, t.Context(), "http://"+addr)
-		require.Equal(t, failure(domain.LastErrorConnectionFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorConnectionFailed), domain.Classify(0, err))
 	})
 }
 
@@ -224,30 +225,30 @@ func TestOutcomeHelpers(t *testing.T) {
 	require.False(t, success.Retryable())
 	require.False(t, gone.Retryable())
 	require.True(t, throttled.Retryable())
-	require.True(t, failure(domain.LastErrorTimeout).Retryable())
+	require.True(t, failure(apps.LastErrorTimeout).Retryable())
 
 	require.Equal(t, "succeeded", success.SpanOutcome())
 	require.Equal(t, "gone", gone.SpanOutcome())
 	require.Equal(t, "throttled", throttled.SpanOutcome())
-	require.Equal(t, "failed", failure(domain.LastErrorHTTPStatus).SpanOutcome())
-	require.Equal(t, "blocked", failure(domain.LastErrorAddressBlocked).SpanOutcome())
-	require.Equal(t, "blocked", failure(domain.LastErrorHostNotAllowed).SpanOutcome())
+	require.Equal(t, "failed", failure(apps.LastErrorHTTPStatus).SpanOutcome())
+	require.Equal(t, "blocked", failure(apps.LastErrorAddressBlocked).SpanOutcome())
+	require.Equal(t, "blocked", failure(apps.LastErrorHostNotAllowed).SpanOutcome())
 }
 
 func TestLastErrorCodesAreTheClosedList(t *testing.T) {
 	t.Parallel()
 	var got []string
-	for _, c := range domain.LastErrorCodes() {
+	for _, c := range apps.LastErrorCodes() {
 		got = append(got, string(c))
 	}
 	require.Equal(t, []string{
 		"timeout", "connection_failed", "tls_failed", "address_blocked", "host_not_allowed",
 		"http_status", "throttled", "gone", "not_authorized", "not_subscribed", "event_expired",
 	}, got)
-	for _, c := range domain.LastErrorCodes() {
+	for _, c := range apps.LastErrorCodes() {
 		require.True(t, c.Valid(), c)
 	}
-	require.False(t, domain.LastError("response body").Valid())
+	require.False(t, apps.LastError("response body").Valid())
 }
 
 // Random sources for the jitter: the lowest and the highest value rnd may
@@ -427,17 +428,17 @@ func TestNextAttempt(t *testing.T) {
 		wantNext time.Time
 		wantDead bool
 	}{
-		{"a first counted failure waits base", failure(domain.LastErrorHTTPStatus), 1, 0, false, now, rndMax, now.Add(10 * time.Second), false},
-		{"a third failure waits up to four times base", failure(domain.LastErrorTimeout), 3, 0, false, now, rndMax, now.Add(40 * time.Second), false},
+		{"a first counted failure waits base", failure(apps.LastErrorHTTPStatus), 1, 0, false, now, rndMax, now.Add(10 * time.Second), false},
+		{"a third failure waits up to four times base", failure(apps.LastErrorTimeout), 3, 0, false, now, rndMax, now.Add(40 * time.Second), false},
 		{"a throttle without Retry-After uses the backoff", throttled, 2, 0, false, now, rndMax, now.Add(20 * time.Second), false},
 		{"a Retry-After shorter than the backoff loses", throttled, 3, 5 * time.Second, true, now, rndMax, now.Add(40 * time.Second), false},
 		{"a Retry-After longer than the backoff wins", throttled, 1, 10 * time.Minute, true, now, rndMax, now.Add(10 * time.Minute), false},
 		{"a Retry-After of zero leaves the backoff", throttled, 1, 0, true, now, rndMax, now.Add(10 * time.Second), false},
-		{"a failure ignores a Retry-After", failure(domain.LastErrorHTTPStatus), 1, 10 * time.Minute, true, now, rndMax, now.Add(10 * time.Second), false},
-		{"a retry after the deadline is cut to it", failure(domain.LastErrorConnectionFailed), 30, 0, false, deadline.Add(-time.Minute), rndMax, deadline, false},
+		{"a failure ignores a Retry-After", failure(apps.LastErrorHTTPStatus), 1, 10 * time.Minute, true, now, rndMax, now.Add(10 * time.Second), false},
+		{"a retry after the deadline is cut to it", failure(apps.LastErrorConnectionFailed), 30, 0, false, deadline.Add(-time.Minute), rndMax, deadline, false},
 		{"a Retry-After beyond the deadline is cut to it", throttled, 1, 48 * time.Hour, true, now, rndMax, deadline, false},
-		{"a counted failure at the deadline is dead", failure(domain.LastErrorTimeout), 4, 0, false, deadline, rndMax, time.Time{}, true},
-		{"a counted failure after the deadline is dead", failure(domain.LastErrorAddressBlocked), 4, 0, false, deadline.Add(time.Second), rndMax, time.Time{}, true},
+		{"a counted failure at the deadline is dead", failure(apps.LastErrorTimeout), 4, 0, false, deadline, rndMax, time.Time{}, true},
+		{"a counted failure after the deadline is dead", failure(apps.LastErrorAddressBlocked), 4, 0, false, deadline.Add(time.Second), rndMax, time.Time{}, true},
 		{"a throttle at the deadline is dead", throttled, 2, time.Second, true, deadline, rndMax, time.Time{}, true},
 		{"a success schedules nothing", success, 1, 0, false, now, rndMax, time.Time{}, false},
 		{"gone schedules nothing", gone, 1, 0, false, deadline.Add(time.Hour), rndMax, time.Time{}, false},
@@ -457,7 +458,7 @@ func TestNextAttemptStaysInTheBackoffInterval(t *testing.T) {
 	created := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	for attempt := 1; attempt <= 10; attempt++ {
 		for _, draw := range []int64{0, 1, int64(time.Second), int64(time.Hour)} {
-			next, dead := domain.NextAttempt(failure(domain.LastErrorHTTPStatus), attempt, 0, false, created, created, cfg, rndFixed(draw))
+			next, dead := domain.NextAttempt(failure(apps.LastErrorHTTPStatus), attempt, 0, false, created, created, cfg, rndFixed(draw))
 			require.False(t, dead)
 			wait := next.Sub(created)
 			require.GreaterOrEqual(t, wait, cfg.Base)

@@ -7,22 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"bothy/server/internal/apps"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/hostlist"
-)
-
-// SubscriptionState is the state column of webhook_subscriptions (03 4.11).
-type SubscriptionState string
-
-// The subscription states.
-const (
-	// SubscriptionActive: deliveries are created and sent.
-	SubscriptionActive SubscriptionState = "active"
-	// SubscriptionPaused: deliveries are created and wait; nothing is sent.
-	SubscriptionPaused SubscriptionState = "paused"
-	// SubscriptionDisabled: no deliveries are created or sent until the
-	// owner re-enables the subscription.
-	SubscriptionDisabled SubscriptionState = "disabled"
 )
 
 // SubscriptionEvent is something that may change a subscription's state
@@ -63,20 +50,20 @@ const ReasonInvalidStateTransition = "invalid_state_transition"
 
 // transitions is the whole state machine of Design note 5: event, then
 // current state, then next state. A pair that is missing is rejected.
-var transitions = map[SubscriptionEvent]map[SubscriptionState]SubscriptionState{
-	EventOwnerPause:  {SubscriptionActive: SubscriptionPaused, SubscriptionDisabled: SubscriptionPaused},
-	EventOwnerResume: {SubscriptionPaused: SubscriptionActive, SubscriptionDisabled: SubscriptionActive},
+var transitions = map[SubscriptionEvent]map[apps.SubscriptionState]apps.SubscriptionState{
+	EventOwnerPause:  {apps.SubscriptionActive: apps.SubscriptionPaused, apps.SubscriptionDisabled: apps.SubscriptionPaused},
+	EventOwnerResume: {apps.SubscriptionPaused: apps.SubscriptionActive, apps.SubscriptionDisabled: apps.SubscriptionActive},
 	// A system disable also applies to a paused subscription: an attempt
 	// in flight when the owner paused still reports its outcome, and a gap
 	// is found in paused subscriptions too (Design note 3 f).
-	EventGone:                   {SubscriptionActive: SubscriptionDisabled, SubscriptionPaused: SubscriptionDisabled},
-	EventMaxConsecutiveFailures: {SubscriptionActive: SubscriptionDisabled, SubscriptionPaused: SubscriptionDisabled},
-	EventRetryMaxAge:            {SubscriptionActive: SubscriptionDisabled, SubscriptionPaused: SubscriptionDisabled},
-	EventGap:                    {SubscriptionActive: SubscriptionDisabled, SubscriptionPaused: SubscriptionDisabled},
+	EventGone:                   {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
+	EventMaxConsecutiveFailures: {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
+	EventRetryMaxAge:            {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
+	EventGap:                    {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
 	// The quota pauses only an active subscription: it must neither pause
 	// twice nor bring a disabled subscription back.
-	EventMaxPending: {SubscriptionActive: SubscriptionPaused},
-	EventUninstall:  {SubscriptionActive: SubscriptionDisabled, SubscriptionPaused: SubscriptionDisabled},
+	EventMaxPending: {apps.SubscriptionActive: apps.SubscriptionPaused},
+	EventUninstall:  {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
 }
 
 // SubscriptionEvents returns every event NextSubscriptionState knows, in
@@ -114,13 +101,13 @@ func (ev SubscriptionEvent) Cause() (string, bool) {
 // error always means "nothing to write and nothing to audit"; system callers
 // that may race with an owner (the quota of a round, a late 410) treat it as
 // such. An unknown state or event is an internal error.
-func NextSubscriptionState(current SubscriptionState, ev SubscriptionEvent) (SubscriptionState, error) {
+func NextSubscriptionState(current apps.SubscriptionState, ev SubscriptionEvent) (apps.SubscriptionState, error) {
 	from, ok := transitions[ev]
 	if !ok {
 		return current, errs.Internalf("apps: unknown subscription event")
 	}
 	switch current {
-	case SubscriptionActive, SubscriptionPaused, SubscriptionDisabled:
+	case apps.SubscriptionActive, apps.SubscriptionPaused, apps.SubscriptionDisabled:
 	default:
 		return current, errs.Internalf("apps: unknown subscription state")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/hostlist"
@@ -19,13 +20,13 @@ import (
 func TestSubscriptionTransitions(t *testing.T) {
 	t.Parallel()
 	const (
-		active   = domain.SubscriptionActive
-		paused   = domain.SubscriptionPaused
-		disabled = domain.SubscriptionDisabled
+		active   = apps.SubscriptionActive
+		paused   = apps.SubscriptionPaused
+		disabled = apps.SubscriptionDisabled
 	)
 	// allowed lists every transition of Design note 5; every other pair of
 	// state and event must be rejected and change nothing.
-	allowed := map[domain.SubscriptionEvent]map[domain.SubscriptionState]domain.SubscriptionState{
+	allowed := map[domain.SubscriptionEvent]map[apps.SubscriptionState]apps.SubscriptionState{
 		domain.EventOwnerPause:             {active: paused, disabled: paused},
 		domain.EventOwnerResume:            {paused: active, disabled: active},
 		domain.EventGone:                   {active: disabled, paused: disabled},
@@ -38,7 +39,7 @@ func TestSubscriptionTransitions(t *testing.T) {
 	require.ElementsMatch(t, domain.SubscriptionEvents(), slices.Collect(maps.Keys(allowed)), "the table covers every event")
 
 	for ev, from := range allowed {
-		for _, cur := range []domain.SubscriptionState{active, paused, disabled} {
+		for _, cur := range []apps.SubscriptionState{active, paused, disabled} {
 			want, ok := from[cur]
 			name := string(ev) + " from " + string(cur)
 			t.Run(name, func(t *testing.T) {
@@ -61,11 +62,11 @@ func TestSubscriptionTransitionsRejectUnknownValues(t *testing.T) {
 	t.Parallel()
 	got, err := domain.NextSubscriptionState("archived", domain.EventOwnerPause)
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err))
-	require.Equal(t, domain.SubscriptionState("archived"), got)
+	require.Equal(t, apps.SubscriptionState("archived"), got)
 
-	got, err = domain.NextSubscriptionState(domain.SubscriptionActive, "owner_delete")
+	got, err = domain.NextSubscriptionState(apps.SubscriptionActive, "owner_delete")
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err))
-	require.Equal(t, domain.SubscriptionActive, got)
+	require.Equal(t, apps.SubscriptionActive, got)
 }
 
 func TestSubscriptionEventCauses(t *testing.T) {
@@ -92,8 +93,8 @@ func TestSubscriptionEventCauses(t *testing.T) {
 
 func TestDeliveryStatuses(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, []domain.DeliveryStatus{"pending", "succeeded", "failed", "dead"}, []domain.DeliveryStatus{
-		domain.DeliveryPending, domain.DeliverySucceeded, domain.DeliveryFailed, domain.DeliveryDead,
+	require.Equal(t, []apps.DeliveryStatus{"pending", "succeeded", "failed", "dead"}, []apps.DeliveryStatus{
+		apps.DeliveryPending, apps.DeliverySucceeded, apps.DeliveryFailed, apps.DeliveryDead,
 	})
 }
 

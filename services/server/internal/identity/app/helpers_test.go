@@ -2,17 +2,16 @@ package app_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/identitytest"
 	"bothy/server/internal/kernel/actor"
-	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
@@ -23,41 +22,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-// stepUpMaxAge is identity.step_up_max_age of the tests.
-const stepUpMaxAge = 10 * time.Minute
-
-// catalogueAuthorizer decides the identity actions as the catalogue rows
-// say (public; self; owner only with step-up, where a personal token is
-// never an owner). It stands in for internal/authz, which is built
-// elsewhere and not merged yet; it implements the authorize.Authorizer port
-// the use cases call.
-type catalogueAuthorizer struct{ clock clock.Clock }
-
-func (a catalogueAuthorizer) Authorize(_ context.Context, p actor.Principal, action authorize.Action, r authorize.Resource) (authorize.Decision, error) {
-	switch action {
-	case authorize.SessionCreate:
-		return authorize.Decision{Outcome: authorize.Allow}, nil
-	case authorize.SessionDelete, authorize.SessionStepUp, authorize.MeRead, authorize.PersonalTokenRead, authorize.PersonalTokenManage:
-		switch {
-		case p.Anonymous():
-			return authorize.Decision{Outcome: authorize.Unauthorized}, nil
-		case r.Owner != p.ID:
-			return authorize.Decision{Outcome: authorize.NotFound, Reason: "not_self"}, nil
-		}
-		return authorize.Decision{Outcome: authorize.Allow}, nil
-	case authorize.PersonManage:
-		switch {
-		case p.Anonymous():
-			return authorize.Decision{Outcome: authorize.Unauthorized}, nil
-		case !p.IsOwner() || p.ViaPersonalToken:
-			return authorize.Decision{Outcome: authorize.NotFound}, nil
-		case !identity.StepUpFresh(p, a.clock.Now(), stepUpMaxAge):
-			return authorize.Decision{Outcome: authorize.StepUpRequired}, nil
-		}
-		return authorize.Decision{Outcome: authorize.Allow}, nil
-	}
-	return authorize.Decision{}, errors.New("unknown action")
-}
+// stepUpMaxAge is identity.step_up_max_age of the real authorizer of the tests.
+const stepUpMaxAge = authztest.StepUpMaxAge
 
 // appFacts is an in-test identity.AppFactsSource (the apps module
 // implements the real one).
@@ -89,7 +55,7 @@ type testBundle struct {
 func setup(t testing.TB) *testBundle {
 	t.Helper()
 	b := &testBundle{db: pgtest.New(t), clock: clock.NewFake(t0), facts: &appFacts{facts: map[ids.ID]identity.AppFacts{}}}
-	b.env = identitytest.New(t, b.db, b.clock, catalogueAuthorizer{clock: b.clock}, b.facts, identitytest.Options())
+	b.env = identitytest.New(t, b.db, b.clock, authztest.NewAuthorizer(t, b.db, b.clock, nil), b.facts, identitytest.Options())
 	return b
 }
 

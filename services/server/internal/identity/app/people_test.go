@@ -36,7 +36,7 @@ func TestCreatePersonByAnOwnerWithAFreshStepUp(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 
-	entries := audittest.List(t, b.db.App, audittest.Filter{Action: "identity.person.manage"})
+	entries := audittest.List(t, b.db.App, audittest.Filter{Action: "identity.person.manage", Outcome: "allow"})
 	require.Len(t, entries, 1)
 	require.Equal(t, robin.ID, entries[0].ActorID)
 	require.Equal(t, "person", entries[0].ResourceKind)
@@ -70,7 +70,9 @@ func TestCreatePersonIsRefused(t *testing.T) {
 	b.clock.Advance(stepUpMaxAge + time.Second)
 	_, err = b.env.Service.CreatePerson(as(robin), good)
 	requireCode(t, err, errs.CodeStepUpRequired)
-	require.Empty(t, audittest.List(t, b.db.App, audittest.Filter{Action: "identity.person.manage"}))
+	require.Empty(t, audittest.List(t, b.db.App, audittest.Filter{Action: "identity.person.manage", Outcome: "allow"}))
+	require.Len(t, audittest.List(t, b.db.App, audittest.Filter{Action: "identity.person.manage", Outcome: "deny"}), 4,
+		"the authorizer records each denial")
 }
 
 func TestCreatePersonValidates(t *testing.T) {
@@ -110,7 +112,7 @@ func TestBootstrapCreatesAnOwnerAuditedAsTheSystem(t *testing.T) {
 		Email: "robin@example.com", DisplayName: "Robin", Password: identitytest.Password, Role: actor.RoleMember})
 	require.NoError(t, err)
 	require.Equal(t, actor.RoleOwner, robin.Role, "the bootstrap always makes owners")
-	entries := audittest.List(t, b.db.App, audittest.Filter{Action: "identity.person.manage"})
+	entries := audittest.List(t, b.db.App, audittest.Filter{Action: "identity.person.manage", Outcome: "allow"})
 	require.Len(t, entries, 1)
 	require.Equal(t, "system", entries[0].ActorKind)
 	require.Equal(t, "owner", entries[0].Details["role"])

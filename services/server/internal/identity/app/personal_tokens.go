@@ -68,9 +68,9 @@ func (s *Service) CreatePersonalToken(ctx context.Context, in CreatePersonalToke
 		if err != nil {
 			return err
 		}
-		pt := PersonalToken{ID: id, PersonID: p.ID, Name: name, CreatedAt: now, ExpiresAt: in.ExpiresAt.UTC()}
-		if in.ExpiresAt.IsZero() {
-			pt.ExpiresAt = time.Time{}
+		pt := PersonalToken{ID: id, PersonID: p.ID, Name: name, CreatedAt: now}
+		if !in.ExpiresAt.IsZero() {
+			pt.ExpiresAt = in.ExpiresAt.UTC()
 		}
 		if err := s.store.CreatePersonalToken(ctx, pt, hash); err != nil {
 			return err
@@ -89,7 +89,7 @@ func (s *Service) CreatePersonalToken(ctx context.Context, in CreatePersonalToke
 }
 
 // ListPersonalTokens lists the active personal tokens of the person who
-// asks, oldest first, without their secrets (identity.token.read, self).
+// asks, newest first, without their secrets (identity.token.read, self).
 // Errors: what the authorizer answers; not_found for a principal that is no
 // person.
 func (s *Service) ListPersonalTokens(ctx context.Context) ([]PersonalToken, error) {
@@ -111,26 +111,28 @@ func (s *Service) ListPersonalTokens(ctx context.Context) ([]PersonalToken, erro
 // token; what the authorizer answers.
 func (s *Service) RevokePersonalToken(ctx context.Context, id ids.ID) error {
 	p := actor.From(ctx)
+	pt, ok, err := s.store.ActivePersonalToken(ctx, id, s.clock.Now())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errs.NotFound()
+	}
+	// Authorize outside the unit of work, so a denial the authorizer
+	// records is not rolled back with it.
+	if err := s.check(ctx, authorize.PersonalTokenManage, authorize.Resource{Kind: authorize.KindPersonalToken, ID: pt.ID, Owner: pt.PersonID}); err != nil {
+		return err
+	}
+	if p.Kind != actor.KindPerson || p.ID != pt.PersonID {
+		return errs.NotFound()
+	}
 	return s.uow.Do(ctx, func(ctx context.Context) error {
-		now := s.clock.Now()
-		pt, ok, err := s.store.ActivePersonalToken(ctx, id, now)
+		ok, err := s.store.RevokePersonalToken(ctx, pt.ID, s.clock.Now())
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return errs.NotFound()
-		}
-		if err := s.check(ctx, authorize.PersonalTokenManage, authorize.Resource{Kind: authorize.KindPersonalToken, ID: pt.ID, Owner: pt.PersonID}); err != nil {
-			return err
-		}
-		if p.Kind != actor.KindPerson || p.ID != pt.PersonID {
-			return errs.NotFound()
-		}
-		if ok, err := s.store.RevokePersonalToken(ctx, pt.ID, now); err != nil || !ok {
-			if err == nil {
-				err = errs.NotFound()
-			}
-			return err
 		}
 		return s.audit.Record(ctx, tokenEntry(p, pt, "revoked"))
 	})

@@ -105,7 +105,7 @@ type TokenStore interface {
 	// CreatePersonalToken inserts t with the hash of its token.
 	CreatePersonalToken(ctx context.Context, t PersonalToken, hash domain.TokenHash) error
 	// ActivePersonalTokens lists the tokens of personID that are neither
-	// revoked nor expired at now, oldest first.
+	// revoked nor expired at now, newest first.
 	ActivePersonalTokens(ctx context.Context, personID ids.ID, now time.Time) ([]PersonalToken, error)
 	// ActivePersonalToken returns the token id when it is neither revoked
 	// nor expired at now.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/app"
 	"bothy/server/internal/identity/domain"
@@ -155,7 +156,7 @@ func TestSignInRehashesAnOutdatedHash(t *testing.T) {
 	robin := b.env.AddPerson(t, "robin@example.com", "Robin", actor.RoleOwner)
 	o := identitytest.Options()
 	o.PasswordParams = domain.Params{MemoryKiB: 16, Iterations: 1, Parallelism: 1}
-	stronger := identitytest.New(t, b.db, b.clock, catalogueAuthorizer{clock: b.clock}, b.facts, o)
+	stronger := identitytest.New(t, b.db, b.clock, authztest.NewAuthorizer(t, b.db, b.clock, nil), b.facts, o)
 
 	_, err := stronger.Service.SignIn(context.Background(), app.SignIn{Email: "robin@example.com", Password: identitytest.Password})
 	require.NoError(t, err)

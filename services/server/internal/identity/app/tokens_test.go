@@ -52,7 +52,7 @@ func TestPersonalTokenLifecycle(t *testing.T) {
 	requireCode(t, b.env.Service.RevokePersonalToken(as(session), created.PersonalToken.ID), errs.CodeNotFound)
 
 	var changes []string
-	for _, e := range audittest.List(t, b.db.App, audittest.Filter{Action: "identity.token.manage"}) {
+	for _, e := range audittest.List(t, b.db.App, audittest.Filter{Action: "identity.token.manage", Outcome: "allow"}) {
 		require.Equal(t, created.PersonalToken.ID, e.ResourceID)
 		require.Equal(t, robin.ID.String(), e.Details["person_id"])
 		require.Equal(t, false, e.Details["expires"])

@@ -2,7 +2,7 @@
 // tests of this and other modules: the Service, the Bootstrap, the Store and
 // helpers that add people and sign them in.
 //
-//	env := identitytest.New(t, db, clk, authorizer, facts)
+//	env := identitytest.New(t, db, clk, authztest.NewAuthorizer(t, db, clk, nil), facts, identitytest.Options())
 //	robin := env.AddPerson(t, "robin@example.com", "Robin", actor.RoleOwner)
 //	token, principal := env.SignIn(t, "robin@example.com")
 package identitytest

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"bothy/server/api"
 	"bothy/server/internal/authz/authztest"
+	"bothy/server/internal/authz/domain"
 	"bothy/server/internal/chat/adapters/httpapi"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
 	"bothy/server/internal/chat/app"
@@ -24,7 +27,6 @@ import (
 	"bothy/server/internal/platform/httpserver/httpservertest"
 	"bothy/server/internal/platform/pg/pgtest"
 	syncpg "bothy/server/internal/sync/adapters/postgres"
-	"bothy/server/test/harness"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -62,15 +64,50 @@ func setup(t *testing.T) *testBundle {
 	require.NoError(t, err)
 	h, err := httpapi.NewHandler(svc, cursors)
 	require.NoError(t, err)
-	harness.MountAPI(t, env, composed{Handler: h}, h, chatOperations)
+	mount(t, env, h)
 	return &testBundle{env: env, world: authztest.BuildWorld(t, db, env.Clock)}
 }
 
-// composed is the strict server of this test: the chat Handler plus the
-// other modules, the way the role assembly embeds the handler sets.
-type composed struct {
+// others gives a server the methods of the operations of other modules,
+// through a nil interface one level deeper than Handler's, so Handler's
+// methods win and the others are never called here.
+type others struct{ api.StrictServerInterface }
+
+// server is the strict server of these tests: Handler plus others.
+type server struct {
 	*httpapi.Handler
-	harness.OtherModules
+	others
+}
+
+// mount serves the generated API on the test server the way the role
+// assembly does: routes declared from the operation table, the validator
+// after the chain, problems written by the server.
+func mount(t *testing.T, env *httpservertest.Env, handler *httpapi.Handler) {
+	t.Helper()
+	var mine []api.Operation
+	for _, op := range api.Operations() {
+		env.Server.Declare(httpserver.Route{Operation: op.ID, Method: op.Method, Pattern: api.BasePath + op.Path,
+			RateClass: httpserver.RateClass(op.RateLimitClass), CORS: op.CORS})
+		if slices.Contains(chatOperations, op.ID) {
+			mine = append(mine, op)
+		}
+	}
+	require.Len(t, mine, len(chatOperations), "every chat operation is enabled")
+	// api.VerifyRegistrations checks the server the role assembly composes;
+	// here the other modules' methods come from a nil interface, which it
+	// rightly refuses, so the chat operations are checked one by one.
+	for _, op := range mine {
+		require.True(t, reflect.ValueOf(handler).MethodByName(op.Handler).IsValid(), "%s: Handler has no method %s", op.ID, op.Handler)
+		require.Contains(t, domain.IDs(), op.Action, op.ID)
+		require.NotContains(t, domain.DeferredIDs(), op.Action, op.ID)
+	}
+	srv := server{Handler: handler}
+	v, err := api.NewValidator(api.ValidatorOptions{OnError: env.Server.WriteError})
+	require.NoError(t, err)
+	strict := api.NewStrictHandlerWithOptions(srv, nil, api.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc: env.Server.WriteError, ResponseErrorHandlerFunc: env.Server.WriteError})
+	api.HandlerWithOptions(strict, api.StdHTTPServerOptions{BaseURL: api.BasePath, BaseRouter: env.Server,
+		Middlewares: []api.MiddlewareFunc{v.Middleware}, ErrorHandlerFunc: env.Server.WriteError})
 }
 
 // do sends method target with body as p (anonymous for the zero principal).

@@ -184,7 +184,7 @@ const activeToken = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > 
 func (s *Store) ActivePersonalTokens(ctx context.Context, personID ids.ID, now time.Time) ([]app.PersonalToken, error) {
 	rows, err := s.conn(ctx).Query(ctx, `
 		SELECT id, person_id, name, created_at, expires_at FROM personal_tokens
-		WHERE person_id = $1 AND `+activeToken+` ORDER BY created_at, id`, personID, now)
+		WHERE person_id = $1 AND `+activeToken+` ORDER BY created_at DESC, id DESC`, personID, now)
 	if err != nil {
 		return nil, errs.Wrap(err, "identity: reading personal tokens failed")
 	}

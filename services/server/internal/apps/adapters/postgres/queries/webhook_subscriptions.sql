@@ -1,0 +1,2 @@
+-- name: WebhookSubscriptionGetByID :one
+SELECT * FROM webhook_subscriptions WHERE id = $1;
