@@ -115,3 +115,11 @@ func TestMatrixWorldsAreIndependent(t *testing.T) {
 	_, err := b.Services.Identity.Authenticate(context.Background(), a.Tracker.Token)
 	require.Equal(t, errs.CodeUnauthorized, errs.CodeOf(err), "a token of one world is unknown in the other")
 }
+
+// BenchmarkBuildMatrixWorld measures one world, the database clone
+// included: the cost every test that uses it pays once.
+func BenchmarkBuildMatrixWorld(b *testing.B) {
+	for b.Loop() {
+		harness.BuildMatrixWorld(b, pgtest.New(b))
+	}
+}
