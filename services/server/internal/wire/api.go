@@ -2,10 +2,10 @@ package wire
 
 import (
 	"bothy/server/api"
+	azdomain "bothy/server/internal/authz/domain"
 	chathttp "bothy/server/internal/chat/adapters/httpapi"
 	idhttp "bothy/server/internal/identity/adapters/httpapi"
 	insthttp "bothy/server/internal/instance/adapters/httpapi"
-	azdomain "bothy/server/internal/authz/domain"
 	"bothy/server/internal/platform/buildinfo"
 	"bothy/server/internal/platform/httpserver"
 )
