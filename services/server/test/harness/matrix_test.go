@@ -121,7 +121,7 @@ func TestMatrixExamples(t *testing.T) {
 		m.Name = "Helper"
 		a, err := w.Services.Apps.RegisterApp(w.As(t, w.Robin.Token), appsapp.RegisterApp{Manifest: m})
 		require.NoError(t, err)
-		w.Clock.Advance(w.Services.Config.StepUpMaxAge + time.Second)
+		w.Clock.Advance(w.Services.Config.Identity.StepUpMaxAge + time.Second)
 		_, err = w.Services.Apps.InstallApp(w.As(t, w.Robin.Token), appsapp.InstallApp{AppID: a.ID})
 		require.Equal(t, errs.CodeStepUpRequired, errs.CodeOf(err))
 	})

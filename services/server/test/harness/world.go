@@ -16,6 +16,7 @@ import (
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg/pgtest"
+	"bothy/server/internal/wire"
 )
 
 // Password is the password of Robin, Alex and Sam.
@@ -89,7 +90,7 @@ type World struct {
 
 type options struct {
 	clock    *clock.Fake
-	config   func(*Config)
+	config   func(*wire.Config)
 	hooks    func(*Services) appsapp.InstallationHooks
 	delivery *appsdomain.Delivery
 }
@@ -100,10 +101,10 @@ type Option func(*options)
 // WithClock makes every service read clk (default: a fake clock at Start).
 func WithClock(clk *clock.Fake) Option { return func(o *options) { o.clock = clk } }
 
-// WithConfig changes the test configuration (DefaultConfig) before the
-// services are built, for example a smaller StepUpMaxAge or the
-// AllowedHosts of a TLS test receiver.
-func WithConfig(change func(*Config)) Option { return func(o *options) { o.config = change } }
+// WithConfig changes the test configuration (the defaults with TestConfig
+// applied) before the modules are built, for example
+// Webhook.AllowedHosts for a TLS test receiver on 127.0.0.1.
+func WithConfig(change func(*wire.Config)) Option { return func(o *options) { o.config = change } }
 
 // WithHooks gives the apps use cases the installation hooks of the webhook
 // work, built from the assembled services, so Tracker's install already
@@ -133,7 +134,7 @@ func WithTrackerDelivery(d appsdomain.Delivery) Option {
 //  4. Robin creates a personal token.
 //
 // Everything happens at the clock's current time, so Robin's step-up is
-// fresh for Config.StepUpMaxAge. It fails the test on any error. One call
+// fresh for identity.step_up_max_age. It fails the test on any error. One call
 // per test; it costs a few dozen statements and three cheap password
 // hashes.
 func BuildMatrixWorld(t testing.TB, db *pgtest.DB, opts ...Option) *World {
@@ -145,11 +146,7 @@ func BuildMatrixWorld(t testing.TB, db *pgtest.DB, opts ...Option) *World {
 	if o.clock == nil {
 		o.clock = clock.NewFake(Start)
 	}
-	cfg := DefaultConfig()
-	if o.config != nil {
-		o.config(&cfg)
-	}
-	s := NewServices(t, db, o.clock, cfg, o.hooks)
+	s := NewServices(t, db, o.clock, o.config, o.hooks)
 	w := &World{Services: s, Clock: o.clock}
 	bg := context.Background()
 

@@ -59,7 +59,7 @@ func (b *testBundle) helper(t *testing.T) domain.App {
 
 // staleStepUp moves the clock past identity.step_up_max_age.
 func (b *testBundle) staleStepUp() {
-	b.Clock.Advance(b.Services.Config.StepUpMaxAge + time.Second)
+	b.Clock.Advance(b.Services.Config.Identity.StepUpMaxAge + time.Second)
 }
 
 // allows returns the allow entries of action on the app appID.

@@ -224,7 +224,7 @@ func TestProblemsOverHTTP(t *testing.T) {
 	})
 
 	t.Run("a stale step-up is step_up_required", func(t *testing.T) {
-		b.world.Clock.Advance(b.world.Services.Config.StepUpMaxAge + time.Second)
+		b.world.Clock.Advance(b.world.Services.Config.Identity.StepUpMaxAge + time.Second)
 		resp := b.do(t, robin, "DELETE", "/apps/"+b.world.Tracker.ID.String()+"/installation", nil)
 		httpservertest.RequireProblem(t, resp, errs.CodeStepUpRequired, "")
 		decode(t, b.do(t, robin, "GET", "/apps", nil), http.StatusOK)
