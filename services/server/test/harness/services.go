@@ -83,13 +83,11 @@ type Services struct {
 	AppsStore *appspg.Store
 }
 
-// NewServices builds the modules over db with the fake clock clk: the
-// configuration is the default with TestConfig applied, then change (when
-// not nil); the secrets are generated into a temporary folder
-// (`bothy secrets init`); the event log partitions are created. hooks, when
-// not nil, gives the apps use cases installation hooks built from the
-// assembled services (see WithHooks). It fails the test on any error.
-func NewServices(t testing.TB, db *pgtest.DB, clk *clock.Fake, change func(*wire.Config), hooks func(*Services) appsapp.InstallationHooks) *Services {
+// LoadConfig returns the configuration of a process over db: secrets
+// generated into a temporary folder (`bothy secrets init`), the defaults
+// with database.url and secrets.dir set, TestConfig applied, then change
+// (when not nil).
+func LoadConfig(t testing.TB, db *pgtest.DB, change func(*wire.Config)) *wire.Config {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "secrets")
 	require.NoError(t, os.Mkdir(dir, 0o700))
@@ -101,17 +99,35 @@ func NewServices(t testing.TB, db *pgtest.DB, clk *clock.Fake, change func(*wire
 	if change != nil {
 		change(cfg)
 	}
+	return cfg
+}
+
+// CreatePartitions creates the event log partitions of cfg around now, as
+// the maintenance of a running process does.
+func CreatePartitions(t testing.TB, db *pgtest.DB, cfg *wire.Config, now time.Time) {
+	t.Helper()
+	maint, err := syncpg.NewMaintainer(db.App, syncpg.MaintainerOptions{
+		PartitionInterval: cfg.Sync.PartitionInterval, PartitionAhead: cfg.Sync.PartitionAhead, EventRetention: cfg.Sync.EventRetention})
+	require.NoError(t, err)
+	_, err = maint.Run(context.Background(), now)
+	require.NoError(t, err)
+}
+
+// NewServices builds the modules over db with the fake clock clk: the
+// configuration is the default with TestConfig applied, then change (when
+// not nil); the secrets are generated into a temporary folder
+// (`bothy secrets init`); the event log partitions are created. hooks, when
+// not nil, gives the apps use cases installation hooks built from the
+// assembled services (see WithHooks). It fails the test on any error.
+func NewServices(t testing.TB, db *pgtest.DB, clk *clock.Fake, change func(*wire.Config), hooks func(*Services) appsapp.InstallationHooks) *Services {
+	t.Helper()
+	cfg := LoadConfig(t, db, change)
 	sp, err := wire.NewSecretsProvider(cfg)
 	require.NoError(t, err)
 	mods, err := wire.BuildModules(cfg, wire.ModuleDeps{Pool: db.App, Secrets: sp, Clock: clk, Meter: noop.NewMeterProvider()})
 	require.NoError(t, err)
 	s := &Services{Modules: mods, DB: db, Config: cfg, AppsStore: appspg.New(db.App)}
-
-	maint, err := syncpg.NewMaintainer(db.App, syncpg.MaintainerOptions{
-		PartitionInterval: cfg.Sync.PartitionInterval, PartitionAhead: cfg.Sync.PartitionAhead, EventRetention: cfg.Sync.EventRetention})
-	require.NoError(t, err)
-	_, err = maint.Run(context.Background(), clk.Now())
-	require.NoError(t, err)
+	CreatePartitions(t, db, cfg, clk.Now())
 
 	idOpts, err := wire.IdentityOptions(cfg)
 	require.NoError(t, err)
