@@ -76,8 +76,8 @@ func (w *bundle) appendEvents(tb testing.TB, n int) {
 		batch := min(n-done, 500)
 		require.NoError(tb, w.uow.Do(bg, func(ctx context.Context) error {
 			for i := range batch {
-				if _, err := w.appender.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: ids.New(),
-					SpaceID: w.world.Support, ChannelID: w.world.Eskalation, ActorID: w.world.Alex.ID,
+				if _, err := w.w.Services.Events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: ids.New(),
+					SpaceID: w.w.Support, ChannelID: w.w.Eskalation, ActorID: w.w.Alex.ID,
 					Payload: map[string]any{"text": fmt.Sprintf("benchmark message %d of Alex", done+i)}}); err != nil {
 					return err
 				}
@@ -85,14 +85,6 @@ func (w *bundle) appendEvents(tb testing.TB, n int) {
 			return nil
 		}))
 		done += batch
-	}
-}
-
-// drain runs rounds until the consumer is at the head of the log.
-func (w *bundle) drain(tb testing.TB) {
-	tb.Helper()
-	for w.runRound(tb) > 0 {
-		continue
 	}
 }
 
@@ -139,7 +131,7 @@ func BenchmarkDeliverLoop(b *testing.B) {
 					return withoutLeaseWakeUps{DeliveryScheduler: s, clock: clockNow{}}
 				}
 			}
-			w := setup(b, o)
+			w := deliveryWorld(b, o)
 			subs := make([]ids.ID, bc.subs)
 			for i := range subs {
 				subs[i] = w.subscribe(b, subscription{hmac: true})
@@ -175,7 +167,7 @@ func BenchmarkConsumerRound(b *testing.B) {
 	for _, subs := range []int{1, 10, 100} {
 		b.Run(fmt.Sprintf("subscriptions=%d", subs), func(b *testing.B) {
 			stmts := &statements{}
-			w := setup(b, options{tracer: stmts, change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 1 << 30 }})
+			w := deliveryWorld(b, options{tracer: stmts, change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 1 << 30 }})
 			for range subs {
 				w.subscribe(b, subscription{})
 			}

@@ -4,15 +4,14 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
-	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/test/harness"
 )
 
 // appendPersonal appends app.installation.updated for the installation
@@ -21,8 +20,8 @@ func (b *bundle) appendPersonal(t *testing.T, inst apps.Installation) int64 {
 	t.Helper()
 	var seq int64
 	require.NoError(t, b.uow.Do(bg, func(ctx context.Context) error {
-		got, err := b.appender.Append(ctx, eventlog.Event{Type: eventlog.AppInstallationUpdated, ResourceID: inst.ID,
-			AudiencePrincipalID: inst.PrincipalID, ActorID: b.world.Robin.ID,
+		got, err := b.w.Services.Events.Append(ctx, eventlog.Event{Type: eventlog.AppInstallationUpdated, ResourceID: inst.ID,
+			AudiencePrincipalID: inst.PrincipalID, ActorID: b.w.Robin.ID,
 			Payload: map[string]any{"installation_id": inst.ID, "app_id": inst.AppID, "state": string(inst.State)}})
 		seq = got.Seq
 		return err
@@ -32,28 +31,28 @@ func (b *bundle) appendPersonal(t *testing.T, inst apps.Installation) int64 {
 
 func TestWebhookRoundCreatesDeliveries(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
-	b.setInstallation(t, func(i *apps.Installation) {
-		i.EventSubscriptions = []string{"message.created", "app.installation.updated"}
-	})
+	b := deliveryWorld(t, options{})
+	// Helper may receive its own app.installation.updated but not
+	// message.created (its installation did not subscribe to it); Pager
+	// only its own app.installation.updated; Gone is uninstalled.
+	helper := b.registerApp(t, "Helper", []string{"message.created", "app.installation.updated"}, []string{"app.installation.updated"})
+	pager := b.registerApp(t, "Pager", []string{"app.installation.updated"}, nil)
+	gone := b.registerApp(t, "Gone", []string{"message.created"}, nil)
+	b.drain(t)
+	uninstalled := b.subscribe(t, subscription{installation: gone.ID})
+	require.NoError(t, b.w.Services.Apps.UninstallApp(b.robin(t), gone.AppID))
+	b.drain(t)
+
 	active := b.subscribe(t, subscription{})
 	paused := b.subscribe(t, subscription{state: apps.SubscriptionPaused})
 	disabled := b.subscribe(t, subscription{state: apps.SubscriptionDisabled})
 	otherType := b.subscribe(t, subscription{types: []string{"message.updated"}})
-	personal := b.subscribe(t, subscription{types: []string{"app.installation.updated"}})
-
-	// Helper is live but did not subscribe its installation to
-	// message.created; Gone is uninstalled.
-	helperPrincipal := authztest.InsertApp(t, b.db, "Helper", authztest.TrackerScopes...)
-	_, helper := b.installApp(t, helperPrincipal.ID, "Helper", apps.InstallationActive, []string{"app.installation.updated"})
 	notGranted := b.subscribe(t, subscription{installation: helper.ID, types: []string{"message.created", "app.installation.updated"}})
-	gonePrincipal := authztest.InsertApp(t, b.db, "Gone", authztest.TrackerScopes...)
-	_, gone := b.installApp(t, gonePrincipal.ID, "Gone", apps.InstallationUninstalled, []string{"message.created"})
-	uninstalled := b.subscribe(t, subscription{installation: gone.ID})
+	notAudience := b.subscribe(t, subscription{installation: pager.ID, types: []string{"app.installation.updated"}})
 
-	first := b.post(t, b.world.Alex, b.world.Eskalation, "Sam, the printer is on fire")
-	second := b.post(t, b.world.Alex, b.world.Allgemein, "Robin, the printer is fine again")
-	mine := b.appendPersonal(t, b.install)
+	first := b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is on fire")
+	second := b.post(t, b.w.Alex, b.w.Allgemein, "Robin, the printer is fine again")
+	personal := b.appendPersonal(t, helper)
 	require.Equal(t, 3, b.runRound(t))
 
 	seqs := func(sub ids.ID) []int64 {
@@ -70,35 +69,35 @@ func TestWebhookRoundCreatesDeliveries(t *testing.T) {
 	require.Equal(t, []int64{first, second}, seqs(paused), "a paused subscription keeps collecting")
 	require.Empty(t, seqs(disabled), "events arriving while disabled are not delivered (D-M2-26-1)")
 	require.Empty(t, seqs(otherType))
-	require.Empty(t, seqs(notGranted), "message.created is not in Helper's event subscriptions, and the personal event is Tracker's")
 	require.Empty(t, seqs(uninstalled))
-	require.Equal(t, []int64{mine}, seqs(personal), "a personal event goes only to the audience's installation")
+	require.Equal(t, []int64{personal}, seqs(notGranted), "message.created is not in Helper's event subscriptions; its own event is")
+	require.Empty(t, seqs(notAudience), "a personal event goes only to the installation of its audience")
 
 	require.Len(t, b.jobsOf(t, active), 1, "one job per active subscription per round")
-	require.Len(t, b.jobsOf(t, personal), 1)
-	for _, sub := range []ids.ID{paused, disabled, otherType, notGranted, uninstalled} {
+	require.Len(t, b.jobsOf(t, notGranted), 1)
+	for _, sub := range []ids.ID{paused, disabled, otherType, uninstalled, notAudience} {
 		require.Empty(t, b.jobsOf(t, sub))
 	}
 
 	// A second round over the same events (the cursor moved back by hand,
 	// as only a test database allows) changes nothing.
-	_, err := b.db.App.Exec(bg, `UPDATE consumer_cursors SET last_seq = 0 WHERE name = 'webhooks'`)
+	_, err := b.db.App.Exec(bg, `UPDATE consumer_cursors SET last_seq = $1 WHERE name = 'webhooks'`, first-1)
 	require.NoError(t, err)
 	require.Equal(t, 3, b.runRound(t))
 	require.Equal(t, []int64{first, second}, seqs(active))
 	require.Equal(t, []int64{first, second}, seqs(paused))
-	require.Equal(t, []int64{mine}, seqs(personal))
+	require.Equal(t, []int64{personal}, seqs(notGranted))
 	require.Len(t, b.jobsOf(t, active), 1)
-	require.Len(t, b.jobsOf(t, personal), 1)
+	require.Len(t, b.jobsOf(t, notGranted), 1)
 }
 
 // expire moves the fake clock past sync.event_retention of every event so
 // far and runs the partition maintenance, which drops their partitions.
 func (b *bundle) expire(t *testing.T) {
 	t.Helper()
-	b.advance(t, eventRetention+2*time.Hour)
-	_, err := b.maint.Run(bg, b.now())
-	require.NoError(t, err)
+	cfg := b.w.Services.Config
+	b.advance(t, cfg.Sync.EventRetention+2*cfg.Sync.PartitionInterval)
+	harness.CreatePartitions(t, b.db, cfg, b.now())
 }
 
 // TestDeliveryGapDisables (Design note 5 e): the head's event left the log
@@ -107,13 +106,13 @@ func (b *bundle) expire(t *testing.T) {
 // re-enable delivers the first retained event.
 func TestDeliveryGapDisables(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	b := deliveryWorld(t, options{})
 	sub := b.subscribe(t, subscription{state: apps.SubscriptionPaused})
-	first := b.post(t, b.world.Alex, b.world.Eskalation, "first, soon gone")
-	second := b.post(t, b.world.Alex, b.world.Eskalation, "second, soon gone")
+	first := b.post(t, b.w.Alex, b.w.Eskalation, "first, soon gone")
+	second := b.post(t, b.w.Alex, b.w.Eskalation, "second, soon gone")
 	b.runRound(t)
 	b.expire(t)
-	retained := b.post(t, b.world.Alex, b.world.Eskalation, "retained")
+	retained := b.post(t, b.w.Alex, b.w.Eskalation, "retained")
 	b.runRound(t)
 	require.Len(t, b.deliveries(t, sub), 3)
 
@@ -151,14 +150,14 @@ func TestDeliveryGapDisables(t *testing.T) {
 // next new event and does not disable again.
 func TestConsumerLossDisablesSubscriptions(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	b := deliveryWorld(t, options{})
 	active := b.subscribe(t, subscription{})
 	paused := b.subscribe(t, subscription{state: apps.SubscriptionPaused})
-	first := b.post(t, b.world.Alex, b.world.Eskalation, "seen by the consumer")
+	first := b.post(t, b.w.Alex, b.w.Eskalation, "seen by the consumer")
 	b.runRound(t)
-	lost := b.post(t, b.world.Alex, b.world.Eskalation, "never seen by the consumer")
+	lost := b.post(t, b.w.Alex, b.w.Eskalation, "never seen by the consumer")
 	b.expire(t)
-	b.post(t, b.world.Alex, b.world.Eskalation, "retained, in the round of the loss")
+	b.post(t, b.w.Alex, b.w.Eskalation, "retained, in the round of the loss")
 	jobsBefore := len(b.jobsOf(t, active))
 	b.runRound(t)
 
@@ -182,7 +181,7 @@ func TestConsumerLossDisablesSubscriptions(t *testing.T) {
 	}
 
 	b.setState(t, active, apps.SubscriptionActive)
-	next := b.post(t, b.world.Alex, b.world.Eskalation, "after the re-enable")
+	next := b.post(t, b.w.Alex, b.w.Eskalation, "after the re-enable")
 	b.runRound(t)
 	b.deliver(t, active)
 	got := b.recv.requests()
@@ -200,7 +199,7 @@ func TestConsumerLossDisablesSubscriptions(t *testing.T) {
 // the backlog drains in order.
 func TestDeliveryQuotaPauses(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 3 }})
+	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 3 }})
 	sub := b.subscribe(t, subscription{})
 	arrived, release := make(chan struct{}, 16), make(chan struct{})
 	b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
@@ -208,16 +207,16 @@ func TestDeliveryQuotaPauses(t *testing.T) {
 		<-release
 		w.WriteHeader(http.StatusOK)
 	})
-	b.post(t, b.world.Alex, b.world.Eskalation, "1")
+	b.post(t, b.w.Alex, b.w.Eskalation, "1")
 	b.runRound(t)
 	done := make(chan error, 1)
 	go func() { done <- b.d.Deliver(bg, sub) }()
 	<-arrived // the receiver holds the first delivery
 
-	b.post(t, b.world.Alex, b.world.Eskalation, "2")
+	b.post(t, b.w.Alex, b.w.Eskalation, "2")
 	b.runRound(t)
 	require.Equal(t, "active", b.subscription(t, sub).State, "two open deliveries are below the quota")
-	b.post(t, b.world.Alex, b.world.Eskalation, "3")
+	b.post(t, b.w.Alex, b.w.Eskalation, "3")
 	b.runRound(t)
 	require.Equal(t, "paused", b.subscription(t, sub).State, "the third open delivery reaches the quota")
 	audits := b.transitions(t)
@@ -225,13 +224,13 @@ func TestDeliveryQuotaPauses(t *testing.T) {
 	require.Equal(t, map[string]any{"subscription_id": sub.String(), "from_state": "active", "to_state": "paused", "cause": "max_pending"},
 		audits[0].Details)
 
-	b.post(t, b.world.Alex, b.world.Eskalation, "4")
-	b.post(t, b.world.Alex, b.world.Eskalation, "5")
+	b.post(t, b.w.Alex, b.w.Eskalation, "4")
+	b.post(t, b.w.Alex, b.w.Eskalation, "5")
 	b.runRound(t)
 	require.Len(t, b.deliveries(t, sub), 5, "rows keep being created while paused")
 
 	b.setState(t, sub, apps.SubscriptionActive)
-	b.post(t, b.world.Alex, b.world.Eskalation, "6")
+	b.post(t, b.w.Alex, b.w.Eskalation, "6")
 	b.runRound(t)
 	require.Equal(t, "active", b.subscription(t, sub).State, "a resumed backlog above the quota is not paused again")
 	require.Len(t, b.transitions(t), 1)

@@ -134,7 +134,7 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 
 // claim leases the next due head of t and prepares its request, in the
 // unit of work of ctx. A head that must not be sent (its event left the
-// log, it is no longer routed, webhook_out.deliver does not allow it) ends
+// log, webhook_out.deliver does not allow it, it is no longer routed) ends
 // without a request and the next head is tried within the chain budget. It
 // returns nil when nothing is to be sent now.
 func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, failures *[]failure, changes *[]transition) (*attempt, error) {
@@ -191,18 +191,17 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 }
 
 // admissible returns "" when the event may go to t now, or the last_error
-// of a head that ends without a request: not_subscribed when its type left
-// the subscription's event_types or the installation's event_subscriptions
-// (docs/spec/11-extensions.md 4.2), not_authorized when webhook_out.deliver
-// does not allow it with the app's current installation, scopes and grants
-// (AZ-M49). The check runs in filter mode, so a denial writes no audit
-// entry and counts no decision (AZ-P13); an error that is not a decision is
-// returned.
+// of a head that ends without a request: not_authorized when
+// webhook_out.deliver does not allow it with the app's current
+// installation, scopes and grants (AZ-M49), else not_subscribed when its
+// type left the subscription's event_types or the installation's
+// event_subscriptions (docs/spec/11-extensions.md 4.2). The rights come
+// first because setAppScopes narrows the event subscriptions together with
+// a removed scope (M2-24): the head then ends as not_authorized, the code
+// that names the cause. The check runs in filter mode, so a denial writes
+// no audit entry and counts no decision (AZ-P13); an error that is not a
+// decision is returned.
 func (s *Deliveries) admissible(ctx context.Context, t *DeliveryTarget, ev eventsync.Event) (apps.LastError, error) {
-	typ := string(ev.Type)
-	if !slices.Contains(t.EventTypes, typ) || !slices.Contains(t.Installation.EventSubscriptions, typ) {
-		return apps.LastErrorNotSubscribed, nil
-	}
 	inst := t.Installation
 	app := actor.Principal{
 		ID:                 inst.PrincipalID,
@@ -225,6 +224,10 @@ func (s *Deliveries) admissible(ctx context.Context, t *DeliveryTarget, ev event
 	}
 	if !d.Allowed() {
 		return apps.LastErrorNotAuthorized, nil
+	}
+	typ := string(ev.Type)
+	if !slices.Contains(t.EventTypes, typ) || !slices.Contains(t.Installation.EventSubscriptions, typ) {
+		return apps.LastErrorNotSubscribed, nil
 	}
 	return "", nil
 }

@@ -33,7 +33,7 @@ import (
 // whpk_ form as a receiver would, and returns how many verified.
 func (b *bundle) verifyV1A(t *testing.T, r received) int {
 	t.Helper()
-	keys, err := b.inst.Keys.PublicKeys(bg, instance.PurposeWebhookOut)
+	keys, err := b.w.Services.Keys.PublicKeys(bg, instance.PurposeWebhookOut)
 	require.NoError(t, err)
 	ts, err := strconv.ParseInt(r.timestamp, 10, 64)
 	require.NoError(t, err)
@@ -66,10 +66,10 @@ func (b *bundle) verifyV1A(t *testing.T, r received) int {
 // the published key (v1a).
 func TestWebhookDeliveryG10(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{worker: true, realClock: true})
+	b := deliveryWorld(t, options{worker: true, realClock: true})
 	sub := b.subscribe(t, subscription{hmac: true})
 	before := time.Now().Unix()
-	seq := b.post(t, b.world.Alex, b.world.Eskalation, "Sam, the printer says \"PC LOAD LETTER\" \u00e4\u00f6\u00fc")
+	seq := b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer says \"PC LOAD LETTER\" \u00e4\u00f6\u00fc")
 	b.runRound(t)
 	got := b.recv.wait(t, 1)
 	after := time.Now().Unix()
@@ -83,7 +83,7 @@ func TestWebhookDeliveryG10(t *testing.T) {
 	ev, ok, err := syncpg.NewLog(b.db.App).EventBySeq(bg, seq)
 	require.NoError(t, err)
 	require.True(t, ok)
-	rec, err := b.inst.Service.Load(bg)
+	rec, err := b.w.Services.Instance.Load(bg)
 	require.NoError(t, err)
 	want, err := json.Marshal(ev.Envelope(eventsync.DeliveryFields{SyncEpoch: rec.SyncEpoch}))
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestWebhookDeliveryG10(t *testing.T) {
 	require.Equal(t, 1, row.Attempt)
 	s := b.subscription(t, sub)
 	require.Equal(t, seq, s.LastDeliveredSeq)
-	signer, err := b.inst.Keys.Signer(bg, instance.PurposeWebhookOut)
+	signer, err := b.w.Services.Keys.Signer(bg, instance.PurposeWebhookOut)
 	require.NoError(t, err)
 	require.Equal(t, signer.KeyID(), s.SigningKeyKID)
 }
@@ -138,10 +138,10 @@ func TestWebhookDeliveryG10(t *testing.T) {
 // G-6 on Eskalation only; the Allgemein event dies without a request.
 func TestAZM49(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	b := deliveryWorld(t, options{})
 	sub := b.subscribe(t, subscription{})
-	allgemein := b.post(t, b.world.Alex, b.world.Allgemein, "Alex in Allgemein")
-	eskalation := b.post(t, b.world.Alex, b.world.Eskalation, "Alex in Eskalation")
+	allgemein := b.post(t, b.w.Alex, b.w.Allgemein, "Alex in Allgemein")
+	eskalation := b.post(t, b.w.Alex, b.w.Eskalation, "Alex in Eskalation")
 	b.runRound(t)
 	b.deliver(t, sub)
 
@@ -171,7 +171,7 @@ func TestAZM49(t *testing.T) {
 func TestDeliveryRevokedRightIsDeadWithoutRequest(t *testing.T) {
 	t.Parallel()
 	b, sub := withPending(t, options{}, "before the revocation")
-	require.NoError(t, b.grants.Revoke(bg, b.world.Tracker.ID, b.world.G6.ID))
+	require.NoError(t, b.w.Services.Apps.DeleteAppGrant(b.robin(t), b.appID, b.w.G6.ID))
 	b.deliver(t, sub)
 
 	require.Empty(t, b.recv.requests(), "a revoked right sends nothing")
@@ -181,10 +181,10 @@ func TestDeliveryRevokedRightIsDeadWithoutRequest(t *testing.T) {
 	require.Equal(t, "not_authorized", *rows[0].LastError)
 	require.Zero(t, rows[0].Attempt)
 
-	_, err := b.grants.Grant(bg, authz.NewGrant{SubjectID: b.world.Tracker.ID, Level: authz.LevelRead,
-		SpaceID: b.world.Support, ChannelID: b.world.Eskalation, CreatedBy: b.world.Robin.ID})
+	_, err := b.w.Services.Apps.CreateAppGrant(b.robin(t), app.CreateAppGrant{AppID: b.appID, Level: authz.LevelRead,
+		SpaceID: b.w.Support, ChannelID: b.w.Eskalation})
 	require.NoError(t, err)
-	b.post(t, b.world.Alex, b.world.Eskalation, "after the new grant")
+	b.post(t, b.w.Alex, b.w.Eskalation, "after the new grant")
 	b.runRound(t)
 	b.deliver(t, sub)
 	got := b.recv.requests()
@@ -199,7 +199,8 @@ func TestDeliveryRevokedRightIsDeadWithoutRequest(t *testing.T) {
 func TestDeliveryScopeRemovedIsDead(t *testing.T) {
 	t.Parallel()
 	b, sub := withPending(t, options{}, "Tracker may no longer read this")
-	b.setInstallation(t, func(i *apps.Installation) { i.GrantedScopes = []string{"events:subscribe", "messages:write"} })
+	_, err := b.w.Services.Apps.SetAppScopes(b.robin(t), app.SetAppScopes{AppID: b.appID, Scopes: []string{"events:subscribe", "messages:write"}})
+	require.NoError(t, err)
 	b.deliver(t, sub)
 
 	require.Empty(t, b.recv.requests())
@@ -214,10 +215,10 @@ func TestDeliveryScopeRemovedIsDead(t *testing.T) {
 // the first was accepted, in seq order.
 func TestDeliveryStrictOrder(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	b := deliveryWorld(t, options{})
 	sub := b.subscribe(t, subscription{})
 	for _, text := range []string{"first", "second", "third"} {
-		b.post(t, b.world.Alex, b.world.Eskalation, text)
+		b.post(t, b.w.Alex, b.w.Eskalation, text)
 	}
 	b.runRound(t)
 	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
@@ -283,13 +284,13 @@ func TestDelivery410Disables(t *testing.T) {
 	require.True(t, warned)
 
 	b.recv.status(http.StatusOK)
-	b.post(t, b.world.Alex, b.world.Eskalation, "while disabled")
+	b.post(t, b.w.Alex, b.w.Eskalation, "while disabled")
 	b.runRound(t)
 	b.deliver(t, sub)
 	require.Len(t, b.recv.requests(), 1, "no further request while disabled")
 
 	b.setState(t, sub, apps.SubscriptionActive)
-	b.post(t, b.world.Alex, b.world.Eskalation, "after the re-enable")
+	b.post(t, b.w.Alex, b.w.Eskalation, "after the re-enable")
 	b.runRound(t)
 	b.deliver(t, sub)
 	got := b.recv.requests()
@@ -320,9 +321,9 @@ func TestDeliveryRetryAfter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, options{})
+			b := deliveryWorld(t, options{})
 			sub := b.subscribe(t, subscription{})
-			b.post(t, b.world.Alex, b.world.Eskalation, "please slow down")
+			b.post(t, b.w.Alex, b.w.Eskalation, "please slow down")
 			b.runRound(t)
 			created := b.deliveries(t, sub)[0].CreatedAt
 			// The HTTP-date has whole seconds; attempt at a whole second so
@@ -357,10 +358,10 @@ func TestDeliveryRetryAfter(t *testing.T) {
 // sends the head first.
 func TestDeliveryBackoffAndConsecutiveFailures(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{change: func(o *app.DeliveryOptions) { o.MaxConsecutiveFailures = 4 }})
+	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxConsecutiveFailures = 4 }})
 	sub := b.subscribe(t, subscription{})
-	b.post(t, b.world.Alex, b.world.Eskalation, "first")
-	b.post(t, b.world.Alex, b.world.Eskalation, "second")
+	b.post(t, b.w.Alex, b.w.Eskalation, "first")
+	b.post(t, b.w.Alex, b.w.Eskalation, "second")
 	b.runRound(t)
 	b.recv.status(http.StatusInternalServerError)
 	for n := 1; n <= 4; n++ {
@@ -422,11 +423,29 @@ func TestDeliveryDeadAfterRetryMaxAge(t *testing.T) {
 
 	b.recv.status(http.StatusOK)
 	b.setState(t, sub, apps.SubscriptionActive)
-	b.post(t, b.world.Alex, b.world.Eskalation, "the following event")
+	b.post(t, b.w.Alex, b.w.Eskalation, "the following event")
 	b.runRound(t)
 	b.deliver(t, sub)
 	got := b.recv.requests()
 	require.Len(t, got, 3)
 	require.Equal(t, b.deliveries(t, sub)[1].EventID.String(), got[2].id)
 	require.Equal(t, "succeeded", b.deliveries(t, sub)[1].Status)
+}
+
+// TestDeliveryUnsubscribedTypeIsDead (11 4.2 "removed events take effect
+// immediately"): a type the subscription no longer names ends its queued
+// head as dead with not_subscribed, without a request, and the next head
+// goes out.
+func TestDeliveryUnsubscribedTypeIsDead(t *testing.T) {
+	t.Parallel()
+	b, sub := withPending(t, options{}, "queued before the change")
+	_, err := b.db.App.Exec(bg, `UPDATE webhook_subscriptions SET event_types = '{message.updated}' WHERE id = $1`, sub)
+	require.NoError(t, err)
+	b.deliver(t, sub)
+	require.Empty(t, b.recv.requests())
+	row := b.deliveries(t, sub)[0]
+	require.Equal(t, "dead", row.Status)
+	require.Equal(t, "not_subscribed", *row.LastError)
+	require.Zero(t, row.Attempt)
+	require.Zero(t, b.subscription(t, sub).ConsecutiveFailures)
 }

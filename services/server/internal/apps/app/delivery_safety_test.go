@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/platform/egress/egresstest"
 	"bothy/server/internal/platform/otel/attr"
@@ -105,11 +104,12 @@ func TestDeliveryPrivateAddressRefused(t *testing.T) {
 // part of ResumeInstallation) delivers them in order.
 func TestDeliverySuspendedInstallation(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	b := deliveryWorld(t, options{})
 	sub := b.subscribe(t, subscription{})
-	b.setInstallation(t, func(i *apps.Installation) { i.State = apps.InstallationSuspended })
-	b.post(t, b.world.Alex, b.world.Eskalation, "first while suspended")
-	b.post(t, b.world.Alex, b.world.Eskalation, "second while suspended")
+	_, err := b.w.Services.Apps.SuspendApp(b.robin(t), b.appID)
+	require.NoError(t, err)
+	b.post(t, b.w.Alex, b.w.Eskalation, "first while suspended")
+	b.post(t, b.w.Alex, b.w.Eskalation, "second while suspended")
 	b.runRound(t)
 	require.Empty(t, b.jobsOf(t, sub), "a suspended installation gets no job from the round")
 	b.deliver(t, sub)
@@ -122,13 +122,8 @@ func TestDeliverySuspendedInstallation(t *testing.T) {
 	}
 
 	b.advance(t, time.Minute)
-	require.NoError(t, b.uow.Do(bg, func(ctx context.Context) error {
-		b.install.State, b.install.UpdatedAt = apps.InstallationActive, b.now()
-		if err := b.apps.UpdateInstallation(ctx, b.install); err != nil {
-			return err
-		}
-		return b.d.MakeHeadsDue(ctx, b.install.ID)
-	}))
+	_, err = b.w.Services.Apps.ResumeApp(b.robin(t), b.appID)
+	require.NoError(t, err)
 	jobs := b.jobsOf(t, sub)
 	require.Len(t, jobs, 1)
 	require.True(t, jobs[0].Equal(b.now()))
@@ -188,14 +183,14 @@ func (s *failingStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (
 func TestDeliveryCrashAfterSend(t *testing.T) {
 	t.Parallel()
 	store := &failingStore{}
-	b := setup(t, options{worker: true, realClock: true,
+	b := deliveryWorld(t, options{worker: true, realClock: true,
 		change: func(o *app.DeliveryOptions) { o.DeliveryTimeout = 2 * time.Second },
 		wrap: func(s app.DeliveryStore) app.DeliveryStore {
 			store.DeliveryStore = s
 			return store
 		}})
 	sub := b.subscribe(t, subscription{})
-	b.post(t, b.world.Alex, b.world.Eskalation, "at least once")
+	b.post(t, b.w.Alex, b.w.Eskalation, "at least once")
 	b.runRound(t)
 	got := b.recv.wait(t, 2)
 	eventually(t, "the second attempt is recorded", func() bool { return b.deliveries(t, sub)[0].Status == "succeeded" })

@@ -2,14 +2,11 @@ package app_test
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -25,17 +22,16 @@ import (
 	"bothy/server/internal/apps/adapters/webhookhttp"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/domain"
-	"bothy/server/internal/authz"
 	azpg "bothy/server/internal/authz/adapters/postgres"
 	azapp "bothy/server/internal/authz/app"
-	"bothy/server/internal/authz/authztest"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
 	chatapp "bothy/server/internal/chat/app"
 	"bothy/server/internal/instance"
-	"bothy/server/internal/instance/instancetest"
 	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/auditing"
 	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/auditing/audittest"
+	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/hostlist"
 	"bothy/server/internal/kernel/ids"
@@ -49,20 +45,18 @@ import (
 	eventsync "bothy/server/internal/sync"
 	syncpg "bothy/server/internal/sync/adapters/postgres"
 	syncapp "bothy/server/internal/sync/app"
+	"bothy/server/test/harness"
 )
 
 // The delivery world of these tests is the world of
-// docs/spec/07-permissions.md 10 and 11.1 (authztest.BuildWorld: Robin,
-// Alex, Sam, Support with Allgemein and Eskalation, Marketing, Tracker with
-// G-6) plus the rows the delivery path needs: Tracker registered and
-// installed (scopes events:subscribe, messages:read, messages:write; event
-// subscriptions [message.created]) through the apps store, the instance
-// with its webhook_out key, the consumer webhooks and the delivery job over
-// a TLS receiver for hooks.example.com. It stands in for BuildMatrixWorld
-// (services/server/test/harness) until that is on main.
-
-// trackerEvents are the event subscriptions of Tracker's installation.
-var trackerEvents = []string{"message.created"}
+// docs/spec/07-permissions.md 10 and 11.1 (harness.BuildMatrixWorld: Robin,
+// Alex, Sam, Support with Allgemein and Eskalation, Marketing, Tracker
+// installed with events:subscribe, messages:read, messages:write and
+// [message.created], G-6) plus the delivery path under test: app.Deliveries
+// over its own store, the consumer webhooks of internal/sync, River (role
+// api: the test calls Deliver; role worker: River runs the jobs) and a TLS
+// receiver for hooks.example.com behind the egress client's fake resolver.
+// Subscriptions are inserted as createWebhookSubscription leaves them.
 
 // defaultOptions are the delivery options of the tests: backoff from one
 // second to eight, a retry window of an hour (below the event retention of
@@ -78,9 +72,6 @@ func defaultOptions() app.DeliveryOptions {
 		ChainMaxDuration:          30 * time.Second,
 	}
 }
-
-// eventRetention is sync.event_retention of the tests.
-const eventRetention = 24 * time.Hour
 
 type options struct {
 	// worker runs the jobs (role worker) instead of only inserting them
@@ -105,22 +96,16 @@ type options struct {
 }
 
 type bundle struct {
+	w         *harness.World
 	db        *pgtest.DB
-	clock     clock.Clock
-	fake      *clock.Fake // nil with the real clock
+	clock     clock.Clock // the delivery path's clock
+	fake      *clock.Fake // the world's clock; also the delivery path's unless realClock
 	uow       *pg.UnitOfWork
-	world     authztest.World
-	chat      *chatapp.Service
-	grants    authz.Grants
-	apps      *appspg.Store
 	appID     ids.ID
 	install   apps.Installation
-	inst      *instancetest.Env
 	runtime   *jobs.Runtime
 	d         *app.Deliveries
 	round     *syncapp.Runner
-	maint     *syncpg.Maintainer
-	appender  *syncpg.Appender
 	recv      *receiver
 	resolver  *egresstest.Resolver
 	egressLog *egresstest.Logs
@@ -133,10 +118,45 @@ type bundle struct {
 
 var bg = context.Background()
 
-func setup(t testing.TB, o options) *bundle {
+// resumeHooks are the installation hooks the world's apps use cases call:
+// the delivery part of ResumeInstallation on resume, nothing else (the
+// tests create their subscriptions themselves).
+type resumeHooks struct{ d *app.Deliveries }
+
+func (h *resumeHooks) Installed(context.Context, apps.Installation, domain.Manifest) error {
+	return nil
+}
+func (h *resumeHooks) Uninstalled(context.Context, apps.Installation) error { return nil }
+func (h *resumeHooks) Resumed(ctx context.Context, inst apps.Installation) error {
+	return h.d.MakeHeadsDue(ctx, inst.ID)
+}
+
+func deliveryWorld(t testing.TB, o options) *bundle {
 	t.Helper()
 	db := pgtest.New(t)
-	pool := db.App
+	fake := clock.NewFake(time.Now().UTC().Truncate(time.Microsecond))
+	hooks := &resumeHooks{}
+	w := harness.BuildMatrixWorld(t, db, harness.WithClock(fake),
+		harness.WithHooks(func(*harness.Services) app.InstallationHooks { return hooks }))
+	b := &bundle{w: w, db: db, fake: fake, clock: fake, opts: defaultOptions(), appID: w.Tracker.ID}
+	if o.realClock {
+		b.clock = clock.Real{}
+	}
+	if o.change != nil {
+		o.change(&b.opts)
+	}
+	s := w.Services
+	// The instance row and its signing keys, as a process creates them at
+	// start (the world does not need them).
+	require.NoError(t, s.Instance.Ensure(bg))
+	inst, ok, err := s.AppsStore.Installation(bg, w.Tracker.InstallationID, apps.NoLock)
+	require.NoError(t, err)
+	require.True(t, ok)
+	b.install = inst
+
+	// The delivery path runs on its own pool when a benchmark traces its
+	// statements, and on the world's otherwise.
+	pool, az, audit := db.App, authorize.Authorizer(s.Authorizer), auditing.Recorder(s.Audit)
 	if o.tracer != nil {
 		cfg, err := pgxpool.ParseConfig(db.AppURL)
 		require.NoError(t, err)
@@ -144,43 +164,12 @@ func setup(t testing.TB, o options) *bundle {
 		pool, err = pgxpool.NewWithConfig(bg, cfg)
 		require.NoError(t, err)
 		t.Cleanup(pool.Close)
+		audit = auditpg.New(pool, b.clock)
+		az, err = azapp.NewAuthorizer(azapp.Deps{Grants: azpg.NewGrants(pool), Memberships: chatpg.NewStore(pool),
+			Recorder: audit, Clock: b.clock}, azapp.Options{StepUpMaxAge: s.Config.Identity.StepUpMaxAge})
+		require.NoError(t, err)
 	}
-	b := &bundle{db: db, uow: pg.NewUnitOfWork(pool, 3, 5*time.Second), opts: defaultOptions()}
-	if o.realClock {
-		b.clock = clock.Real{}
-	} else {
-		b.fake = clock.NewFake(time.Now().UTC().Truncate(time.Microsecond))
-		b.clock = b.fake
-	}
-	if o.change != nil {
-		o.change(&b.opts)
-	}
-
-	var err error
-	b.maint, err = syncpg.NewMaintainer(pool, syncpg.MaintainerOptions{
-		PartitionInterval: time.Hour, PartitionAhead: 2 * time.Hour, EventRetention: eventRetention,
-	})
-	require.NoError(t, err)
-	_, err = b.maint.Run(bg, b.clock.Now())
-	require.NoError(t, err)
-
-	b.inst = instancetest.New(t, db, b.clock, instancetest.DefaultConfig())
-	b.inst.Ensure(t)
-	b.world = authztest.BuildWorld(t, db, b.clock)
-	audit := auditpg.New(pool, b.clock)
-	az, err := azapp.NewAuthorizer(azapp.Deps{Grants: azpg.NewGrants(pool), Memberships: chatpg.NewStore(pool),
-		Recorder: audit, Clock: b.clock}, azapp.Options{StepUpMaxAge: authztest.StepUpMaxAge})
-	require.NoError(t, err)
-	b.appender, err = syncpg.NewAppender(b.clock, syncpg.AppenderOptions{PayloadTextMaxBytes: 4096})
-	require.NoError(t, err)
-	b.chat, err = chatapp.NewService(chatapp.Deps{Store: chatpg.NewStore(pool), UnitOfWork: b.uow, Authorizer: az,
-		Events: b.appender, Audit: audit, Clock: b.clock},
-		chatapp.Options{MessageMaxBytes: 4096, NameMaxChars: 80, PageSizeDefault: 50, PageSizeMax: 200})
-	require.NoError(t, err)
-	b.grants, err = azapp.NewGrants(azpg.NewGrants(pool), b.clock)
-	require.NoError(t, err)
-	b.apps = appspg.New(pool)
-	b.appID, b.install = b.installApp(t, b.world.Tracker.ID, "Tracker", apps.InstallationActive, trackerEvents)
+	b.uow = pg.NewUnitOfWork(pool, s.Config.Database.TxRetryMax, s.Config.Database.LockTimeout)
 
 	b.recv = newReceiver(t)
 	b.resolver = egresstest.NewResolver(map[string][]netip.Addr{
@@ -204,13 +193,10 @@ func setup(t testing.TB, o options) *bundle {
 	}, egress.Deps{Resolver: b.resolver, Meter: b.metrics.Provider(), Logger: egressLogger})
 	require.NoError(t, err)
 
-	b.master = make([]byte, 32)
-	for i := range b.master {
-		b.master[i] = byte(i)
-	}
-	masterPath := filepath.Join(t.TempDir(), "webhook_hmac_master_key")
-	require.NoError(t, os.WriteFile(masterPath, []byte(hex.EncodeToString(b.master)), 0o600))
-	provider, err := secrets.NewProvider(secrets.Options{Clock: b.clock})
+	provider, err := secrets.NewProvider(secrets.Options{})
+	require.NoError(t, err)
+	master := hmackey.New(provider, s.Config.Webhook.HMACMasterKeyRef)
+	b.master, err = master.Key(bg)
 	require.NoError(t, err)
 
 	role := "api"
@@ -239,11 +225,12 @@ func setup(t testing.TB, o options) *bundle {
 	}
 	b.d, err = app.NewDeliveries(app.DeliveryDeps{
 		UnitOfWork: b.uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Audit: audit,
-		Keys: b.inst.Keys, State: b.inst.Service, Master: hmackey.New(provider, "file:"+masterPath),
+		Keys: s.Keys, State: s.Instance, Master: master,
 		Sender: webhookhttp.NewSender(client, b.spans.Provider), Scheduler: scheduler,
 		Clock: b.clock, Random: o.random, Logger: logger,
 	}, b.opts)
 	require.NoError(t, err)
+	hooks.d = b.d
 	require.NoError(t, appsjobs.RegisterWebhookDeliver(b.runtime, b.d))
 	if o.worker {
 		ctx, cancel := context.WithCancel(bg)
@@ -262,32 +249,35 @@ func setup(t testing.TB, o options) *bundle {
 		UoW: b.uow, Events: syncpg.NewLog(pool), Cursors: syncpg.NewCursors(pool, b.clock), Coordinator: sessions,
 	}, syncapp.Options{BatchSize: 100, PollInterval: time.Hour})
 	require.NoError(t, err)
+	// The events of building the world (channels, Tracker's installation)
+	// go by before any subscription exists.
+	b.drain(t)
 	return b
 }
 
-// installApp registers the app name for the app principal principalID and
-// installs it with the world's scopes (authztest.TrackerScopes), the event
-// subscriptions events and state. It returns the app ID and the
-// installation.
-func (b *bundle) installApp(t testing.TB, principalID ids.ID, name string, state apps.InstallationState, events []string) (ids.ID, apps.Installation) {
+// drain runs rounds until the consumer is at the head of the log.
+func (b *bundle) drain(tb testing.TB) {
+	tb.Helper()
+	for b.runRound(tb) > 0 {
+		continue
+	}
+}
+
+// robin acts as Robin with the facts of now.
+func (b *bundle) robin(t testing.TB) context.Context { return b.w.As(t, b.w.Robin.Token) }
+
+// registerApp registers an app name as Robin (no webhook delivery, the
+// scopes of Tracker, manifest events) and installs it with the event
+// subscriptions subs. It returns the installation.
+func (b *bundle) registerApp(t testing.TB, name string, events, subs []string) apps.Installation {
 	t.Helper()
-	now := b.now()
-	appID := ids.New()
-	require.NoError(t, b.apps.InsertApp(bg, domain.App{ID: appID, PrincipalID: principalID, Name: name,
-		Manifest: domain.Manifest{Name: name, Scopes: authztest.TrackerScopes, Events: events,
-			Delivery: domain.Delivery{Mode: domain.DeliveryNone}},
-		CreatedBy: b.world.Robin.ID, CreatedAt: now, UpdatedAt: now}))
-	inst := apps.Installation{ID: ids.New(), AppID: appID, PrincipalID: principalID,
-		State: state, GrantedScopes: authztest.TrackerScopes, EventSubscriptions: events,
-		InstalledBy: b.world.Robin.ID, InstalledAt: now, UpdatedAt: now}
-	if principalID == b.world.Tracker.ID {
-		inst.ID = b.world.Tracker.InstallationID
-	}
-	if state == apps.InstallationUninstalled {
-		inst.UninstalledAt = now
-	}
-	require.NoError(t, b.apps.InsertInstallation(bg, inst))
-	return appID, inst
+	a, err := b.w.Services.Apps.RegisterApp(b.robin(t), app.RegisterApp{Manifest: domain.Manifest{
+		Name: name, Scopes: harness.TrackerScopes, Events: events, Delivery: domain.Delivery{Mode: domain.DeliveryNone},
+	}})
+	require.NoError(t, err)
+	installed, err := b.w.Services.Apps.InstallApp(b.robin(t), app.InstallApp{AppID: a.ID, EventSubscriptions: subs})
+	require.NoError(t, err)
+	return installed.Installation
 }
 
 func (b *bundle) now() time.Time { return b.clock.Now().UTC().Truncate(time.Microsecond) }
@@ -326,7 +316,7 @@ func (b *bundle) subscribe(t testing.TB, s subscription) ids.ID {
 	if s.installation.IsZero() {
 		s.installation = b.install.ID
 	}
-	signer, err := b.inst.Keys.Signer(bg, instance.PurposeWebhookOut)
+	signer, err := b.w.Services.Keys.Signer(bg, instance.PurposeWebhookOut)
 	require.NoError(t, err)
 	id, now := ids.New(), b.now()
 	var disabled *time.Time
@@ -336,7 +326,7 @@ func (b *bundle) subscribe(t testing.TB, s subscription) ids.ID {
 	_, err = b.db.App.Exec(bg, `INSERT INTO webhook_subscriptions (id, app_installation_id, url, event_types, state,
 		signing_key_kid, hmac_enabled, hmac_generation, disabled_at, created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $10, $10)`,
-		id, s.installation, s.url, s.types, string(s.state), signer.KeyID(), s.hmac, disabled, b.world.Robin.ID, now)
+		id, s.installation, s.url, s.types, string(s.state), signer.KeyID(), s.hmac, disabled, b.w.Robin.ID, now)
 	require.NoError(t, err)
 	return id
 }
@@ -345,17 +335,19 @@ func (b *bundle) subscribe(t testing.TB, s subscription) ids.ID {
 // one pending delivery of a message Alex posted in Eskalation with text.
 func withPending(t testing.TB, o options, text string) (*bundle, ids.ID) {
 	t.Helper()
-	b := setup(t, o)
+	b := deliveryWorld(t, o)
 	sub := b.subscribe(t, subscription{})
-	b.post(t, b.world.Alex, b.world.Eskalation, text)
+	b.post(t, b.w.Alex, b.w.Eskalation, text)
 	b.runRound(t)
 	return b, sub
 }
 
-// post posts text in channel as p and returns the event's seq.
-func (b *bundle) post(t testing.TB, p actor.Principal, channel ids.ID, text string) int64 {
+// post posts text in channel as p and returns the event's seq. It acts as
+// the principal p's token authenticated as when the world was built, so it
+// works after the fake clock moved past the session's lifetime.
+func (b *bundle) post(t testing.TB, p harness.Person, channel ids.ID, text string) int64 {
 	t.Helper()
-	_, err := b.chat.PostMessage(actor.With(bg, p), chatapp.PostMessage{ChannelID: channel, Text: text})
+	_, err := b.w.Services.Chat.PostMessage(actor.With(bg, p.Principal), chatapp.PostMessage{ChannelID: channel, Text: text})
 	require.NoError(t, err)
 	var seq int64
 	require.NoError(t, b.db.App.QueryRow(bg, `SELECT max(seq) FROM event_log WHERE type = 'message.created'`).Scan(&seq))
@@ -448,15 +440,6 @@ func (b *bundle) setState(t testing.TB, sub ids.ID, state apps.SubscriptionState
 		}
 		return appsjobs.NewScheduler(b.runtime.Inserter()).Schedule(ctx, sub, now)
 	}))
-}
-
-// setInstallation changes Tracker's installation (state and scopes), as
-// the apps use cases suspendApp, resumeApp and setAppScopes write it.
-func (b *bundle) setInstallation(t testing.TB, change func(*apps.Installation)) {
-	t.Helper()
-	change(&b.install)
-	b.install.UpdatedAt = b.now()
-	require.NoError(t, b.apps.UpdateInstallation(bg, b.install))
 }
 
 // transitions returns the audit entries of webhook_out.transition.

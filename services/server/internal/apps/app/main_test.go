@@ -1,9 +1,0 @@
-package app_test
-
-import (
-	"testing"
-
-	"bothy/server/internal/platform/pg/pgtest"
-)
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
