@@ -41,10 +41,10 @@ import (
 	"bothy/server/internal/platform/otel/oteltest"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
-	"bothy/server/internal/platform/secrets"
 	eventsync "bothy/server/internal/sync"
 	syncpg "bothy/server/internal/sync/adapters/postgres"
 	syncapp "bothy/server/internal/sync/app"
+	"bothy/server/internal/wire"
 	"bothy/server/test/harness"
 )
 
@@ -193,7 +193,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	}, egress.Deps{Resolver: b.resolver, Meter: b.metrics.Provider(), Logger: egressLogger})
 	require.NoError(t, err)
 
-	provider, err := secrets.NewProvider(secrets.Options{})
+	provider, err := wire.NewSecretsProvider(s.Config)
 	require.NoError(t, err)
 	master := hmackey.New(provider, s.Config.Webhook.HMACMasterKeyRef)
 	b.master, err = master.Key(bg)
