@@ -45,13 +45,20 @@ type chain struct {
 	finished int
 	epoch    ids.ID
 	hasEpoch bool
+	// stop is set when the job's context ended after an answer arrived:
+	// the answer is still recorded, and the next head is left to a new job.
+	stop bool
 }
 
 // exhausted reports whether the run must leave the next head to a new job:
-// the budget is spent, or the job's own deadline leaves less than one
-// attempt (webhook.delivery_timeout), so a send never runs into the job
-// timeout. The first claim of a run is never refused.
+// the run is stopping, the budget is spent, or the job's own deadline
+// leaves less than one attempt (webhook.delivery_timeout), so a send never
+// runs into the job timeout. Otherwise the first claim of a run is never
+// refused.
 func (s *Deliveries) exhausted(ctx context.Context, c *chain, now time.Time) bool {
+	if c.stop {
+		return true
+	}
 	if c.finished == 0 {
 		return false
 	}
@@ -64,8 +71,8 @@ func (s *Deliveries) exhausted(ctx context.Context, c *chain, now time.Time) boo
 
 // Deliver runs the job apps.webhook_deliver for subscriptionID (Design note
 // 4, D-M2-26-3): it claims the subscription's head when it is due, checks
-// the event, its routing and webhook_out.deliver with the app's current
-// rights, signs, leases and schedules the lease wake-up, commits, sends
+// the event, webhook_out.deliver with the app's current rights and the
+// routing, signs, leases and schedules the lease wake-up, commits, sends
 // outside any transaction, and records the outcome; then it goes on with
 // the next due head within the chain budget. The record of one attempt and
 // the claim of the next share one transaction.
@@ -81,7 +88,11 @@ func (s *Deliveries) exhausted(ctx context.Context, c *chain, now time.Time) boo
 // returned so River retries the job; a retry that finds the lease ahead
 // ends, and the lease wake-up sends the head again with the same
 // webhook-id (at least once). An attempt whose record step fails after the
-// receiver answered is therefore sent twice.
+// receiver answered is therefore sent twice. When the job's context ends
+// (worker shutdown, job timeout) during a send, an answer that arrived is
+// still recorded and the next head is scheduled as a new job; a send the
+// cancellation cut off is not the receiver's failure and is left to the
+// lease wake-up.
 func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 	c := &chain{start: s.clock.Now()}
 	var last *sent
@@ -124,9 +135,13 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 		}
 		res, sendErr := s.sender.Send(ctx, next.req)
 		if ctx.Err() != nil {
-			// The worker stops or the job ran out of time: not the
-			// receiver's failure. The lease wake-up sends the head again.
-			return ctx.Err()
+			if sendErr != nil {
+				// The worker stops or the job ran out of time: not the
+				// receiver's failure. The lease wake-up sends the head again.
+				return ctx.Err()
+			}
+			// The answer arrived: record it rather than send it twice.
+			ctx, c.stop = context.WithoutCancel(ctx), true
 		}
 		last = &sent{attempt: *next, res: res, err: sendErr}
 	}

@@ -227,3 +227,43 @@ func TestDeliveryDeletedDuringAttempt(t *testing.T) {
 	require.Empty(t, b.deliveries(t, sub))
 	require.Len(t, b.recv.requests(), 1)
 }
+
+// cancellingSender ends the job's context right after the receiver
+// answered: a worker shutting down while the answer is on its way.
+type cancellingSender struct {
+	app.WebhookSender
+	cancel context.CancelFunc
+}
+
+func (s *cancellingSender) Send(ctx context.Context, req app.SignedRequest) (app.SendResult, error) {
+	res, err := s.WebhookSender.Send(ctx, req)
+	s.cancel()
+	return res, err
+}
+
+// TestDeliveryCancelledAfterTheAnswerIsRecorded: a job cancelled after the
+// receiver answered records the answer instead of sending it twice, and
+// leaves the next head to a new job scheduled at once.
+func TestDeliveryCancelledAfterTheAnswerIsRecorded(t *testing.T) {
+	t.Parallel()
+	cs := &cancellingSender{}
+	b, sub := withPending(t, options{sender: func(s app.WebhookSender) app.WebhookSender {
+		cs.WebhookSender = s
+		return cs
+	}}, "answered while the worker stops")
+	b.post(t, b.w.Alex, b.w.Eskalation, "left to the next job")
+	b.runRound(t)
+	jobs := len(b.jobsOf(t, sub))
+	ctx, cancel := context.WithCancel(bg)
+	cs.cancel = cancel
+	require.NoError(t, b.d.Deliver(ctx, sub))
+
+	require.Len(t, b.recv.requests(), 1)
+	rows := b.deliveries(t, sub)
+	require.Equal(t, "succeeded", rows[0].Status)
+	require.Equal(t, "pending", rows[1].Status)
+	require.Zero(t, rows[1].Attempt)
+	scheduled := b.jobsOf(t, sub)
+	require.Len(t, scheduled, jobs+2, "the lease wake-up of the attempt and the next job")
+	require.True(t, scheduled[len(scheduled)-1].Equal(b.now()), "the next head is scheduled at once")
+}

@@ -93,6 +93,8 @@ type options struct {
 	tracer pgx.QueryTracer
 	// scheduler wraps the delivery scheduler (benchmarks).
 	scheduler func(app.DeliveryScheduler) app.DeliveryScheduler
+	// sender wraps the webhook sender, to inject a cancellation.
+	sender func(app.WebhookSender) app.WebhookSender
 }
 
 type bundle struct {
@@ -223,10 +225,14 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	if o.scheduler != nil {
 		scheduler = o.scheduler(scheduler)
 	}
+	var sender app.WebhookSender = webhookhttp.NewSender(client, b.spans.Provider)
+	if o.sender != nil {
+		sender = o.sender(sender)
+	}
 	b.d, err = app.NewDeliveries(app.DeliveryDeps{
 		UnitOfWork: b.uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Audit: audit,
 		Keys: s.Keys, State: s.Instance, Master: master,
-		Sender: webhookhttp.NewSender(client, b.spans.Provider), Scheduler: scheduler,
+		Sender: sender, Scheduler: scheduler,
 		Clock: b.clock, Random: o.random, Logger: logger,
 	}, b.opts)
 	require.NoError(t, err)
