@@ -127,8 +127,9 @@ func (s *Deliveries) candidatesOf(ctx context.Context, r *round, t eventlog.Type
 }
 
 // applyQuota tracks the open count of every active subscription that got a
-// new row and pauses one whose count crosses webhook.max_pending_per_
-// subscription with this row (from below to at or above, D-M2-26-2). The
+// new row and pauses one whose count crosses the quota
+// (webhook.max_pending_per_subscription) with this row, from below to at
+// or above (D-M2-26-2). The
 // first time a round sees a subscription it counts its pending rows, the
 // new one included, bounded one above the quota so that a backlog already
 // above it is never mistaken for a crossing.
