@@ -53,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "archcheck: %v\n", err)
 		return 2
 	}
-	data, err := os.ReadFile(*cfgPath) //nolint:gosec // G304: the configuration the caller names
+	data, err := os.ReadFile(*cfgPath)
 	if err != nil {
 		return fail(err)
 	}
