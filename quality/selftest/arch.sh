@@ -52,7 +52,7 @@ unplant
 
 pkg internal/platform/planted internal/platform/pg/pgtest
 expect_fail "production code imports the test harness" gate
-expect_output "is for tests only" "the test-only rule is named"
+expect_output "is a test harness, for tests only" "the test-only rule is named"
 unplant
 
 pkg internal/billing

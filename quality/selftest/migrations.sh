@@ -2,7 +2,7 @@
 # Self-test of `make migrations-lint` and `make migrations-lock` on a
 # temporary repository holding a copy of the migrations: an edit of a merged
 # migration, a table without grant or retention comment, a DDL grant to
-# bothy_app and a gap in the numbering each fail; a correct new migration
+# bothy_app and a number used twice each fail; a correct new migration
 # passes once locked.
 . "$(dirname "$0")/lib.sh"
 
@@ -41,8 +41,8 @@ expect_fail "TRUNCATE granted to bothy_app" gate
 expect_output "grants TRUNCATE to bothy_app" "the DDL grant is named"
 git -C "$r" checkout -q -- . && git -C "$r" clean -qfd
 
-gap=$r/migrations/$(printf '%05d' $((10#${first%%_*} + 2)))_gap.sql
-printf -- '-- +goose Up\nSELECT 1;\n-- +goose Down\nSELECT 1;\n' >"$gap" && lock
-expect_fail "a gap in the numbering" gate
-expect_output "leaves a gap" "the gap is named"
+dup=$r/migrations/${first%%_*}_duplicate.sql
+printf -- '-- +goose Up\nSELECT 1;\n-- +goose Down\nSELECT 1;\n' >"$dup" && lock
+expect_fail "a number used twice" gate
+expect_output "is used by" "the duplicate number is named"
 finish

@@ -20,9 +20,6 @@ const (
 type Config struct {
 	// Module is the Go module path, for example bothy/server.
 	Module string `yaml:"module"`
-	// TestLibraries may be imported by the tests of packages that are
-	// otherwise limited to the standard library.
-	TestLibraries []string `yaml:"test_libraries"`
 	// TestOnly are globs over relative package paths (each also matching
 	// subpackages) of packages only tests and test-only packages import.
 	TestOnly []string `yaml:"test_only"`
@@ -159,20 +156,18 @@ func (c *Config) Check(pkgs []Package) []Violation {
 			out = append(out, Violation{From: rel, To: "-", Rule: "the package belongs to no module of architecture/modules.yaml; add it there"})
 			continue
 		}
-		seen := map[string]bool{}
 		for _, imp := range p.Imports {
-			seen[imp] = true
-			if v, bad := c.checkImport(from, imp, false); bad {
+			if v, bad := c.checkImport(from, imp); bad {
 				out = append(out, v)
 			}
 		}
+		// Tests may import any package (they assemble real parts), but
+		// only packages that belong to a module.
 		for _, imp := range append(append([]string{}, p.TestImports...), p.XTestImports...) {
-			if seen[imp] {
-				continue
-			}
-			seen[imp] = true
-			if v, bad := c.checkImport(from, imp, true); bad {
-				out = append(out, v)
+			if rel, in := c.relative(imp); in {
+				if _, found := c.locate(rel); !found {
+					out = append(out, Violation{From: from.rel, To: rel, Test: true, Rule: "the imported package belongs to no module of architecture/modules.yaml"})
+				}
 			}
 		}
 	}
@@ -196,9 +191,10 @@ func isStd(imp string) bool {
 	return !strings.Contains(first, ".")
 }
 
-// checkImport applies the rules to one import of a package at from.
-func (c *Config) checkImport(from place, imp string, test bool) (Violation, bool) {
-	v := Violation{From: from.rel, To: imp, Test: test}
+// checkImport applies the rules to one production import of a package at
+// from.
+func (c *Config) checkImport(from place, imp string) (Violation, bool) {
+	v := Violation{From: from.rel, To: imp}
 	bad := func(format string, args ...any) (Violation, bool) {
 		v.Rule = fmt.Sprintf(format, args...)
 		return v, true
@@ -208,10 +204,7 @@ func (c *Config) checkImport(from place, imp string, test bool) (Violation, bool
 	// the kernel, third-party libraries included.
 	limited := from.mod.Kind == KindModule && (from.part == "domain" || from.part == "port")
 	if !inModule {
-		switch {
-		case isStd(imp), !limited:
-			return v, false
-		case test && c.isTestLibrary(imp):
+		if isStd(imp) || !limited {
 			return v, false
 		}
 		return bad("%s packages of a module import only the standard library and internal/kernel", partName(from))
@@ -221,17 +214,17 @@ func (c *Config) checkImport(from place, imp string, test bool) (Violation, bool
 	if !found {
 		return bad("the imported package belongs to no module of architecture/modules.yaml")
 	}
-	if !test && c.isTestOnly(rel) && !c.isTestOnly(from.rel) {
-		return bad("%s is for tests only", rel)
+	if c.isTestOnly(rel) && !c.isTestOnly(from.rel) {
+		return bad("%s is a test harness, for tests only", rel)
 	}
 	if to.mod != from.mod && len(to.mod.Importers) > 0 && !matchesAny(from.rel, to.mod.Importers) {
 		return bad("only %s may import module %s", strings.Join(to.mod.Importers, ", "), to.mod.name)
 	}
-	if from.mod.Kind == KindAssembly {
+	if from.mod.Kind == KindAssembly || c.isTestOnly(from.rel) {
 		return v, false
 	}
 	if to.mod == from.mod {
-		return c.checkInside(from, to, v, test)
+		return c.checkInside(from, to, v)
 	}
 	if from.mod.name == "kernel" {
 		return bad("kernel imports nothing of platform or the modules")
@@ -256,30 +249,20 @@ func (c *Config) checkImport(from place, imp string, test bool) (Violation, bool
 	return v, false
 }
 
-// checkInside applies the layer rules inside one business module. Tests of
-// use cases may use the real adapters (we never mock code we own).
-func (c *Config) checkInside(from, to place, v Violation, test bool) (Violation, bool) {
+// checkInside applies the layer rules inside one business module.
+func (c *Config) checkInside(from, to place, v Violation) (Violation, bool) {
 	switch {
-	case from.part == "domain" && to.part != "domain":
-		v.Rule = "domain packages import only the standard library, internal/kernel and their own domain"
+	case from.part == "domain" && to.part != "domain" && to.part != "port":
+		v.Rule = "domain packages import only the standard library, internal/kernel, their port and their domain"
 		return v, true
 	case from.part == "port" && to.part != "port":
 		v.Rule = "the port imports only the standard library, internal/kernel and other ports"
 		return v, true
-	case from.part == "app" && to.part == "adapters" && !test:
+	case from.part == "app" && to.part == "adapters":
 		v.Rule = "use cases (app) never import adapters; define an outgoing port in app instead"
 		return v, true
 	}
 	return v, false
-}
-
-func (c *Config) isTestLibrary(imp string) bool {
-	for _, l := range c.TestLibraries {
-		if imp == l || strings.HasPrefix(imp, l+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *Config) isTestOnly(rel string) bool {

@@ -189,13 +189,11 @@ func grantedTables(on string) []string {
 }
 
 // LintNames checks the file names and numbers of the migrations: five
-// digits, a snake_case name, unique numbers, and no gap inside a block of
-// ten (00010 to 00019, ...): the blocks are the number ranges the modules
-// reserve, so a block may start later, but numbers inside one are
-// consecutive. names are the .sql files of the directory.
+// digits, a snake_case name and unique numbers. Gaps are allowed: each
+// module reserves a range of numbers (00010-00019, ...), so parallel work
+// never collides. names are the .sql files of the directory.
 func LintNames(names []string) []Problem {
 	var out []Problem
-	blocks := map[int][]int{}
 	seen := map[int]string{}
 	for _, n := range names {
 		m := fileRE.FindStringSubmatch(n)
@@ -213,36 +211,8 @@ func LintNames(names []string) []Problem {
 			continue
 		}
 		seen[num] = n
-		blocks[num/10] = append(blocks[num/10], num)
-	}
-	for _, b := range sortedInts(keysOf(blocks)) {
-		nums := sortedInts(blocks[b])
-		want := b * 10
-		if b == 0 {
-			want = 1
-		}
-		for _, got := range nums {
-			if got != want {
-				out = append(out, Problem{File: seen[got], Msg: fmt.Sprintf("number %05d leaves a gap: the next number in its block of ten is %05d", got, want)})
-				break
-			}
-			want++
-		}
 	}
 	return out
-}
-
-func keysOf(m map[int][]int) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-func sortedInts(s []int) []int {
-	sort.Ints(s)
-	return s
 }
 
 func sortedKeys(m map[string]bool) []string {

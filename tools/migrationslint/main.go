@@ -3,9 +3,8 @@
 //
 // Checks:
 //
-//   - every .sql file is named NNNNN_<snake_case>.sql; numbers are unique
-//     and without gaps inside each block of ten (the number ranges the
-//     modules reserve);
+//   - every .sql file is named NNNNN_<snake_case>.sql with a unique number
+//     (gaps are allowed: modules reserve number ranges);
 //   - every file has one "-- +goose Up" followed by one "-- +goose Down";
 //   - every CREATE TABLE of the Up section is followed in the same file by
 //     a GRANT on it to bothy_app and by COMMENT ON TABLE ... IS '...

@@ -131,6 +131,8 @@ var (
 	// ipRunRE finds runs of characters that IP literals are made of.
 	ipRunRE = regexp.MustCompile(`[0-9a-fA-F:.]+`)
 	hostRE  = regexp.MustCompile(`^[a-z0-9.-]+$`)
+	// sectionRE matches text that ends in a reference to a section.
+	sectionRE = regexp.MustCompile(`(?i)(?:section|sections|§)\s*$`)
 )
 
 // CheckFile applies the text rules to the content of the file at path p and
@@ -231,6 +233,9 @@ func ipLiteral(line string, start, end int) (string, bool) {
 			return "", false
 		}
 	}
+	if sectionRE.MatchString(line[:start]) {
+		return "", false // "section 5.1.1.2" of an RFC, not an address
+	}
 	if end < len(line) {
 		c := line[end]
 		if c == '_' || c >= 'g' && c <= 'z' || c >= 'G' && c <= 'Z' {
@@ -293,9 +298,17 @@ var nonGlobal = prefixes(
 	"fc00::/7", "fe80::/10", "ff00::/8",
 )
 
-// embedsIPv4 are IPv6 forms that carry an IPv4 address (mapped, NAT64,
-// 6to4); they are judged by that address.
-var embedsIPv4 = prefixes("::ffff:0:0/96", "64:ff9b::/96", "2002::/16")
+// embedsIPv4 are IPv6 forms that carry an IPv4 address (mapped,
+// IPv4-compatible, NAT64, 6to4); they are judged by that address.
+var embedsIPv4 = prefixes("::ffff:0:0/96", "::/96", "64:ff9b::/96", "2002::/16")
+
+// globalUnicast6 is the only IPv6 range allocated to public hosts; anything
+// outside it is reserved and no one's host. 3ffe::/16 (the former 6bone)
+// was returned.
+var (
+	globalUnicast6 = netip.MustParsePrefix("2000::/3")
+	sixBone        = netip.MustParsePrefix("3ffe::/16")
+)
 
 // ipAllowed reports whether a is a documentation or special-purpose address.
 func ipAllowed(a netip.Addr) bool {
@@ -319,6 +332,7 @@ func ipAllowed(a netip.Addr) bool {
 			}
 			return ipAllowed(netip.AddrFrom4(v4))
 		}
+		return !globalUnicast6.Contains(a) || sixBone.Contains(a)
 	}
 	return false
 }
