@@ -30,7 +30,7 @@ YAML
 fi
 
 "$bin" secrets init --config "$config"
-"$bin" migrate --bootstrap --admin-url-file "$local_dir/pg/admin_url" --config "$config" 2>/dev/null
+"$bin" migrate --bootstrap --admin-url-file "$local_dir/pg/admin_url" --config "$config"
 
 cat <<TEXT
 

@@ -16,7 +16,6 @@ import (
 
 	"bothy/server/internal/identity/adapters/postgres"
 	"bothy/server/internal/identity/app"
-	"bothy/server/internal/identity/domain"
 	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
@@ -75,12 +74,11 @@ func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, 
 		return err
 	}
 	defer rt.pool.Close()
-	params, err := domain.NewParams(cfg.Identity.PasswordHashMemory, cfg.Identity.PasswordHashIterations, cfg.Identity.PasswordHashParallelism)
+	opts, err := wire.IdentityOptions(cfg)
 	if err != nil {
 		return err
 	}
-	boot, err := app.NewBootstrap(rt.uow, postgres.New(rt.pool), auditpg.New(rt.pool, rt.clock), rt.clock, nil, app.Options{
-		SessionTTL: cfg.Identity.SessionTTL, PasswordMinLength: cfg.Identity.PasswordMinLength, PasswordParams: params})
+	boot, err := app.NewBootstrap(rt.uow, postgres.New(rt.pool), auditpg.New(rt.pool, rt.clock), rt.clock, nil, opts)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/clock"
-	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/idempotency/idempotencypg"
 	"bothy/server/internal/platform/httpserver"
 	"bothy/server/internal/platform/jobs"
@@ -72,6 +70,7 @@ type Process struct {
 	consumers *syncapp.Consumers
 	partition *syncpg.Maintainer
 	api       *httpserver.Server
+	modules   *Modules
 
 	closers []func()
 }
@@ -121,7 +120,10 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 		return nil, err
 	}
 	p.closers = append(p.closers, p.pool.Close)
-	p.uow = pg.NewUnitOfWork(p.pool, cfg.Database.TxRetryMax, cfg.Database.LockTimeout)
+	if p.modules, err = BuildModules(cfg, ModuleDeps{Pool: p.pool, Secrets: p.secrets, Clock: p.clock, Meter: p.meter()}); err != nil {
+		return nil, err
+	}
+	p.uow = p.modules.UnitOfWork
 
 	if err := p.buildJobs(); err != nil {
 		return nil, err
@@ -129,7 +131,16 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 	if err := p.buildSync(); err != nil {
 		return nil, err
 	}
-	if err := p.buildHTTP(); err != nil {
+	if err := p.buildHTTP(ctx); err != nil {
+		return nil, err
+	}
+	if err := jobs.Register(p.jobs, func(ctx context.Context, _ jobs.Job[keyRotation]) error {
+		_, err := p.modules.Instance.RotateDue(ctx, p.clock.Now())
+		return err
+	}, jobs.HandlerOptions{Queue: jobs.QueueMaintenance}); err != nil {
+		return nil, err
+	}
+	if err := p.jobs.RegisterPeriodic(cfg.Jobs.MaintenanceInterval, keyRotation{}); err != nil {
 		return nil, err
 	}
 	if err := p.jobs.RegisterPeriodic(cfg.Jobs.MaintenanceInterval, partitionMaintenance{}); err != nil {
@@ -196,7 +207,7 @@ func (p *Process) buildSync() error {
 	return err
 }
 
-func (p *Process) buildHTTP() error {
+func (p *Process) buildHTTP(ctx context.Context) error {
 	store, err := idempotencypg.New(p.pool, p.uow, p.clock, idempotencypg.Options{KeyTTL: p.cfg.HTTP.IdempotencyKeyTTL})
 	if err != nil {
 		return err
@@ -215,8 +226,27 @@ func (p *Process) buildHTTP() error {
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: p.cfg.RateLimit.PublicAuth.PerMinute, Burst: p.cfg.RateLimit.PublicAuth.Burst},
 		},
-	}, httpserver.Deps{Log: p.log, Clock: p.clock, Authenticator: noTokens{}, Idempotency: store})
+	}, httpserver.Deps{Log: p.log, Clock: p.clock, Authenticator: p.modules.Identity, Idempotency: store})
 	if err != nil {
+		return err
+	}
+	key, err := p.secrets.Resolve(ctx, p.cfg.HTTP.CursorKeyRef)
+	if err != nil {
+		return fmt.Errorf("http.cursor_key_ref: %w", err)
+	}
+	raw, err := key.HexBytes()
+	if err != nil {
+		return fmt.Errorf("http.cursor_key_ref: %w", err)
+	}
+	cursors, err := httpserver.NewCursors(raw.Reveal())
+	if err != nil {
+		return fmt.Errorf("http.cursor_key_ref: %w", err)
+	}
+	srv, err := newAPIServer(p.cfg, p.modules, cursors)
+	if err != nil {
+		return err
+	}
+	if err := mountAPI(p.api, srv); err != nil {
 		return err
 	}
 	p.api.Handle(httpserver.Route{Operation: "livez", Method: http.MethodGet, Pattern: "/livez"}, http.HandlerFunc(p.livez))
@@ -226,7 +256,12 @@ func (p *Process) buildHTTP() error {
 
 // Consumers returns the consumer registry of a worker process (nil in role
 // api), for registering handlers before Run.
-func (p *Process) Consumers() eventsync.Consumers { return p.consumers }
+func (p *Process) Consumers() eventsync.Consumers {
+	if p.consumers == nil {
+		return nil
+	}
+	return p.consumers
+}
 
 // Handler returns the public HTTP handler (the API chain).
 func (p *Process) Handler() http.Handler { return p.api }
@@ -238,6 +273,9 @@ func (p *Process) Handler() http.Handler { return p.api }
 // in every role, because every role may append events.
 func (p *Process) Run(ctx context.Context) error {
 	defer p.close()
+	if err := p.modules.Instance.Ensure(ctx); err != nil {
+		return fmt.Errorf("instance: %w", err)
+	}
 	if _, err := p.partition.Run(ctx, p.clock.Now()); err != nil {
 		return fmt.Errorf("event log partitions: %w", err)
 	}
@@ -352,10 +390,12 @@ type idempotencyPurge struct{}
 // Kind implements jobs.Args.
 func (idempotencyPurge) Kind() string { return "kernel.idempotency_purge" }
 
-// noTokens is the authenticator until the identity module is assembled: it
-// knows no token, so every bearer token is refused.
-type noTokens struct{}
+// keyRotation is the periodic job that runs the due steps of signing key
+// rotation (instance.signing_key_max_age, agent.jwks_max_age).
+type keyRotation struct{}
 
-func (noTokens) Authenticate(context.Context, string) (actor.Principal, error) {
-	return actor.Principal{}, errs.New(errs.CodeUnauthorized, "unknown token")
-}
+// Kind implements jobs.Args.
+func (keyRotation) Kind() string { return "instance.key_rotation" }
+
+// Modules returns the process's modules, for tests and operations commands.
+func (p *Process) Modules() *Modules { return p.modules }

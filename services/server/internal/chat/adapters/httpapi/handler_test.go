@@ -86,8 +86,6 @@ func mount(t *testing.T, env *httpservertest.Env, handler *httpapi.Handler) {
 	t.Helper()
 	var mine []api.Operation
 	for _, op := range api.Operations() {
-		env.Server.Declare(httpserver.Route{Operation: op.ID, Method: op.Method, Pattern: api.BasePath + op.Path,
-			RateClass: httpserver.RateClass(op.RateLimitClass), CORS: op.CORS})
 		if slices.Contains(chatOperations, op.ID) {
 			mine = append(mine, op)
 		}
@@ -101,13 +99,7 @@ func mount(t *testing.T, env *httpservertest.Env, handler *httpapi.Handler) {
 		require.Contains(t, domain.IDs(), op.Action, op.ID)
 		require.NotContains(t, domain.DeferredIDs(), op.Action, op.ID)
 	}
-	srv := server{Handler: handler}
-	v, err := api.NewValidator(api.ValidatorOptions{OnError: env.Server.WriteError})
-	require.NoError(t, err)
-	strict := api.NewStrictHandlerWithOptions(srv, nil, api.StrictHTTPServerOptions{
-		RequestErrorHandlerFunc: env.Server.WriteError, ResponseErrorHandlerFunc: env.Server.WriteError})
-	api.HandlerWithOptions(strict, api.StdHTTPServerOptions{BaseURL: api.BasePath, BaseRouter: env.Server,
-		Middlewares: []api.MiddlewareFunc{v.Middleware}, ErrorHandlerFunc: env.Server.WriteError})
+	require.NoError(t, api.Mount(env.Server, server{Handler: handler}))
 }
 
 // do sends method target with body as p (anonymous for the zero principal).

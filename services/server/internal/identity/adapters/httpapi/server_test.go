@@ -71,15 +71,7 @@ func setup(t *testing.T) *testBundle {
 	b.hs, err = httpserver.New(httpservertest.Options(), httpserver.Deps{
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: b.clock, Authenticator: b.id.Service, Idempotency: store})
 	require.NoError(t, err)
-	for _, op := range api.Operations() {
-		b.hs.Declare(httpserver.Route{Operation: op.ID, Method: op.Method, Pattern: api.BasePath + op.Path,
-			RateClass: httpserver.RateClass(op.RateLimitClass), CORS: op.CORS})
-	}
-	v, err := api.NewValidator(api.ValidatorOptions{OnError: b.hs.WriteError})
-	require.NoError(t, err)
-	api.HandlerWithOptions(api.NewStrictHandlerWithOptions(server{Server: httpapi.New(b.id.Service)}, nil, api.StrictHTTPServerOptions{
-		RequestErrorHandlerFunc: b.hs.WriteError, ResponseErrorHandlerFunc: b.hs.WriteError,
-	}), api.StdHTTPServerOptions{BaseURL: api.BasePath, BaseRouter: b.hs, Middlewares: []api.MiddlewareFunc{v.Middleware}, ErrorHandlerFunc: b.hs.WriteError})
+	require.NoError(t, api.Mount(b.hs, server{Server: httpapi.New(b.id.Service)}))
 	return b
 }
 

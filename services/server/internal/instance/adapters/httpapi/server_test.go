@@ -62,15 +62,7 @@ func setup(t *testing.T) *testBundle {
 // strict handler.
 func mount(t *testing.T, hs *httpserver.Server, strict api.StrictServerInterface) {
 	t.Helper()
-	for _, op := range api.Operations() {
-		hs.Declare(httpserver.Route{Operation: op.ID, Method: op.Method, Pattern: api.BasePath + op.Path,
-			RateClass: httpserver.RateClass(op.RateLimitClass), CORS: op.CORS})
-	}
-	v, err := api.NewValidator(api.ValidatorOptions{OnError: hs.WriteError})
-	require.NoError(t, err)
-	api.HandlerWithOptions(api.NewStrictHandlerWithOptions(strict, nil, api.StrictHTTPServerOptions{
-		RequestErrorHandlerFunc: hs.WriteError, ResponseErrorHandlerFunc: hs.WriteError,
-	}), api.StdHTTPServerOptions{BaseURL: api.BasePath, BaseRouter: hs, Middlewares: []api.MiddlewareFunc{v.Middleware}, ErrorHandlerFunc: hs.WriteError})
+	require.NoError(t, api.Mount(hs, strict))
 }
 
 // get sends an anonymous GET and decodes the JSON body into a generic value

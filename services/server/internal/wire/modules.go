@@ -1,0 +1,160 @@
+package wire
+
+import (
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/metric"
+
+	appspg "bothy/server/internal/apps/adapters/postgres"
+	appsapp "bothy/server/internal/apps/app"
+	azpg "bothy/server/internal/authz/adapters/postgres"
+	azapp "bothy/server/internal/authz/app"
+	chatpg "bothy/server/internal/chat/adapters/postgres"
+	chatapp "bothy/server/internal/chat/app"
+	idpg "bothy/server/internal/identity/adapters/postgres"
+	idapp "bothy/server/internal/identity/app"
+	iddomain "bothy/server/internal/identity/domain"
+	instmaster "bothy/server/internal/instance/adapters/masterkey"
+	instpg "bothy/server/internal/instance/adapters/postgres"
+	instapp "bothy/server/internal/instance/app"
+	instdomain "bothy/server/internal/instance/domain"
+	"bothy/server/internal/kernel/auditing"
+	"bothy/server/internal/kernel/auditing/auditpg"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/secrets"
+	syncpg "bothy/server/internal/sync/adapters/postgres"
+)
+
+// Modules are the business modules of one process, each built once over the
+// same pool, unit of work, clock and audit recorder. The role assembly
+// (Process) mounts their HTTP handlers and jobs; the test harness uses the
+// same constructor, so tests run the modules exactly as production wires them.
+type Modules struct {
+	// Clock is the source of now of every module.
+	Clock clock.Clock
+	// UnitOfWork runs the use cases' transactions.
+	UnitOfWork *pg.UnitOfWork
+	// Audit records audit entries.
+	Audit auditing.Recorder
+	// Events appends durable events; Log reads them.
+	Events *syncpg.Appender
+	Log    *syncpg.Log
+
+	// Instance is the instance module (record, key rotation); Keys its keys.
+	Instance *instapp.Service
+	Keys     *instapp.Keys
+	// Authorizer decides every action; Grants manages grants.
+	Authorizer *azapp.Authorizer
+	Grants     *azapp.Grants
+	// Chat is the chat module.
+	Chat *chatapp.Service
+	// Identity is the identity module (people, sessions, tokens, the
+	// authenticator).
+	Identity *idapp.Service
+	// Apps is the apps module.
+	Apps *appsapp.Service
+}
+
+// ModuleDeps are what BuildModules needs besides the configuration.
+type ModuleDeps struct {
+	// Pool is connected as bothy_app.
+	Pool *pgxpool.Pool
+	// Secrets resolves secret references.
+	Secrets *secrets.Provider
+	// Clock is the source of now.
+	Clock clock.Clock
+	// Meter receives the modules' metrics.
+	Meter metric.MeterProvider
+}
+
+// BuildModules builds every module from cfg. It opens nothing and starts
+// nothing; errors name the configuration key at fault.
+func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
+	if d.Pool == nil || d.Secrets == nil || d.Clock == nil || d.Meter == nil {
+		return nil, errors.New("wire: BuildModules needs a pool, a secret provider, a clock and a meter provider")
+	}
+	m := &Modules{
+		Clock:      d.Clock,
+		UnitOfWork: pg.NewUnitOfWork(d.Pool, cfg.Database.TxRetryMax, cfg.Database.LockTimeout),
+		Audit:      auditpg.New(d.Pool, d.Clock),
+		Log:        syncpg.NewLog(d.Pool),
+	}
+	var err error
+	if m.Events, err = syncpg.NewAppender(d.Clock, syncpg.AppenderOptions{PayloadTextMaxBytes: cfg.Sync.PayloadTextMaxBytes}); err != nil {
+		return nil, err
+	}
+
+	// instance
+	master := instmaster.New(d.Secrets, cfg.Instance.SigningKeysMasterKeyRef)
+	instStore := instpg.New(d.Pool)
+	if m.Keys, err = instapp.NewKeys(instStore, master, d.Clock, instapp.KeysOptions{CacheTTL: cfg.Instance.KeyCacheTTL}); err != nil {
+		return nil, err
+	}
+	if m.Instance, err = instapp.New(instapp.Deps{
+		UnitOfWork: m.UnitOfWork, Store: instStore, Keys: m.Keys, Master: master, Audit: m.Audit, Clock: d.Clock,
+	}, instapp.Options{
+		Name:     cfg.Instance.Name,
+		Rotation: instdomain.Policy{PublishAhead: cfg.Agent.JWKSMaxAge, MaxAge: cfg.Instance.SigningKeyMaxAge},
+	}); err != nil {
+		return nil, err
+	}
+
+	// chat and authz: the authorizer reads memberships from chat, and chat
+	// asks the authorizer.
+	chatStore := chatpg.NewStore(d.Pool)
+	grantStore := azpg.NewGrants(d.Pool)
+	if m.Authorizer, err = azapp.NewAuthorizer(azapp.Deps{
+		Grants: grantStore, Memberships: chatStore, Recorder: m.Audit, Clock: d.Clock, Meter: d.Meter,
+	}, azapp.Options{StepUpMaxAge: cfg.Identity.StepUpMaxAge}); err != nil {
+		return nil, err
+	}
+	if m.Grants, err = azapp.NewGrants(grantStore, d.Clock); err != nil {
+		return nil, err
+	}
+	if m.Chat, err = chatapp.NewService(chatapp.Deps{
+		Store: chatStore, UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Events: m.Events, Audit: m.Audit, Clock: d.Clock,
+	}, chatapp.Options{
+		MessageMaxBytes: int(cfg.Chat.MessageMaxBytes),
+		NameMaxChars:    cfg.Chat.NameMaxChars,
+		PageSizeDefault: cfg.Chat.PageSizeDefault,
+		PageSizeMax:     cfg.Chat.PageSizeMax,
+	}); err != nil {
+		return nil, err
+	}
+
+	// identity and apps: identity reads app facts from apps, and apps
+	// creates app principals and tokens through identity.
+	appsStore := appspg.New(d.Pool)
+	idOpts, err := IdentityOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if m.Identity, err = idapp.New(idapp.Deps{
+		UnitOfWork: m.UnitOfWork, Store: idpg.New(d.Pool), Authorizer: m.Authorizer, Audit: m.Audit, AppFacts: appsStore, Clock: d.Clock,
+	}, idOpts); err != nil {
+		return nil, err
+	}
+	if m.Apps, err = appsapp.New(appsapp.Deps{
+		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Events: m.Events,
+		Principals: m.Identity, Store: appsStore, Clock: d.Clock,
+	}, appsapp.Options{AllowedHosts: cfg.Webhook.AllowedHosts}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// IdentityOptions returns the options of the identity module from cfg; an
+// error names the identity.password_hash_* keys when they do not combine.
+func IdentityOptions(cfg *Config) (idapp.Options, error) {
+	params, err := iddomain.NewParams(cfg.Identity.PasswordHashMemory, cfg.Identity.PasswordHashIterations, cfg.Identity.PasswordHashParallelism)
+	if err != nil {
+		return idapp.Options{}, err
+	}
+	return idapp.Options{
+		SessionTTL:        cfg.Identity.SessionTTL,
+		PasswordMinLength: cfg.Identity.PasswordMinLength,
+		PasswordParams:    params,
+	}, nil
+}

@@ -1,0 +1,61 @@
+package wire_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/platform/pg/pgtest"
+	"bothy/server/internal/platform/secrets/stack"
+	"bothy/server/internal/wire"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// newProcess assembles a process of role over a fresh test database, with
+// generated secrets in a temporary folder, exactly as `bothy serve` does.
+func newProcess(t *testing.T, role wire.Role) *wire.Process {
+	t.Helper()
+	db := pgtest.New(t)
+	dir := filepath.Join(t.TempDir(), "secrets")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	_, err := stack.Init(dir, nil)
+	require.NoError(t, err)
+	cfg, err := wire.Load("", []string{
+		"BOTHY_DATABASE_URL=" + db.AppURL,
+		"BOTHY_SECRETS_DIR=" + dir,
+	})
+	require.NoError(t, err)
+	p, err := wire.NewProcess(context.Background(), cfg, role, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	return p
+}
+
+func TestProcessServesReadinessAndTheAPI(t *testing.T) {
+	t.Parallel()
+	p := newProcess(t, wire.RoleAPI)
+	require.NoError(t, p.Modules().Instance.Ensure(context.Background()))
+	for path, want := range map[string]int{
+		"/readyz":                       http.StatusOK,
+		"/livez":                        http.StatusOK,
+		"/api/v1/instance/webhook-keys": http.StatusOK,
+		"/api/v1/me":                    http.StatusUnauthorized,
+	} {
+		rec := httptest.NewRecorder()
+		p.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		require.Equal(t, want, rec.Code, path)
+	}
+}
+
+func TestWorkerRoleHasConsumersAndAPIRoleHasNone(t *testing.T) {
+	t.Parallel()
+	require.NotNil(t, newProcess(t, wire.RoleWorker).Consumers())
+	require.Nil(t, newProcess(t, wire.RoleAPI).Consumers())
+}
