@@ -8,9 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/adapters/hmackey"
 	chatapp "bothy/server/internal/chat/app"
 	"bothy/server/internal/kernel/ids"
 	syncpg "bothy/server/internal/sync/adapters/postgres"
+	"bothy/server/internal/wire"
 )
 
 // Event is a durable event of the log: its seq and ID.
@@ -141,4 +143,16 @@ func nullTime(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// MasterKey returns the HMAC master key the webhook use cases derive the v1
+// secrets from (webhook.hmac_master_key_ref), read the way the process
+// reads it.
+func (w *World) MasterKey(t testing.TB) []byte {
+	t.Helper()
+	p, err := wire.NewSecretsProvider(w.Config)
+	require.NoError(t, err)
+	key, err := hmackey.New(p, w.Config.Webhook.HMACMasterKeyRef).Key(context.Background())
+	require.NoError(t, err)
+	return key
 }
