@@ -17,6 +17,7 @@ type (
 	instanceAPI = insthttp.Server
 	identityAPI = idhttp.Server
 	chatAPI     = chathttp.Handler
+	appsAPI     = appshttp.Handlers
 	webhookAPI  = appshttp.WebhookHandlers
 )
 
@@ -27,6 +28,7 @@ type apiServer struct {
 	*instanceAPI
 	*identityAPI
 	*chatAPI
+	*appsAPI
 	*webhookAPI
 }
 
@@ -46,7 +48,8 @@ func newAPIServer(cfg *Config, m *Modules, cursors *httpserver.Cursors) (*apiSer
 	if err != nil {
 		return nil, err
 	}
-	return &apiServer{instanceAPI: inst, identityAPI: idhttp.New(m.Identity), chatAPI: chat, webhookAPI: webhooks}, nil
+	return &apiServer{instanceAPI: inst, identityAPI: idhttp.New(m.Identity), chatAPI: chat,
+		appsAPI: appshttp.NewHandlers(m.Apps), webhookAPI: webhooks}, nil
 }
 
 // mountAPI verifies the registrations (AZ-P1: every enabled operation has a

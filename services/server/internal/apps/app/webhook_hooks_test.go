@@ -16,12 +16,13 @@ import (
 	"bothy/server/internal/kernel/correlation"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/pg/pgtest"
+	"bothy/server/test/harness"
 )
 
 // manageEntries returns the allow entries of webhook_out.manage on the app.
 func manageEntries(t *testing.T, w *webhookstest.World, appID any) []audittest.Row {
 	t.Helper()
-	rows := audittest.List(t, w.DB.App, audittest.Filter{Action: "webhook_out.manage", ResourceKind: "app", Outcome: "allow"})
+	rows := audittest.List(t, w.Services.DB.App, audittest.Filter{Action: "webhook_out.manage", ResourceKind: "app", Outcome: "allow"})
 	out := []audittest.Row{}
 	for _, r := range rows {
 		if r.ResourceID == appID {
@@ -34,7 +35,7 @@ func manageEntries(t *testing.T, w *webhookstest.World, appID any) []audittest.R
 // registerApp registers an app with the given delivery as Robin.
 func registerApp(t *testing.T, w *webhookstest.World, name string, d domain.Delivery) domain.App {
 	t.Helper()
-	a, err := w.Modules.Apps.RegisterApp(w.As(t, w.Robin.Token), app.RegisterApp{Manifest: domain.Manifest{
+	a, err := w.Services.Apps.RegisterApp(w.As(t, w.Robin.Token), app.RegisterApp{Manifest: domain.Manifest{
 		Name: name, Scopes: []string{"events:subscribe", "messages:read", "channels:read"},
 		Events: []string{"message.created", "channel.created"}, Delivery: d,
 	}})
@@ -49,9 +50,9 @@ func registerApp(t *testing.T, w *webhookstest.World, name string, d domain.Deli
 // with the correlation of the install; other installs create none.
 func TestInstallCreatesManifestSubscription(t *testing.T) {
 	t.Parallel()
-	w := webhookstest.Build(t, pgtest.New(t))
+	w := webhookstest.Build(t, pgtest.New(t), nil)
 	ctx := context.Background()
-	active, err := w.Modules.Keys.Signer(ctx, instance.PurposeWebhookOut)
+	active, err := w.Services.Keys.Signer(ctx, instance.PurposeWebhookOut)
 	require.NoError(t, err)
 
 	t.Run("Tracker's install in the world", func(t *testing.T) {
@@ -59,7 +60,7 @@ func TestInstallCreatesManifestSubscription(t *testing.T) {
 		require.Equal(t, w.Tracker.ID, sub.AppID)
 		require.Equal(t, w.Tracker.InstallationID, sub.AppInstallationID)
 		require.Equal(t, webhookstest.TrackerEventsURL, sub.URL)
-		require.Equal(t, webhookstest.TrackerEvents, sub.EventTypes)
+		require.Equal(t, harness.TrackerEvents, sub.EventTypes)
 		require.Equal(t, apps.SubscriptionActive, sub.State)
 		require.False(t, sub.HMACEnabled)
 		require.Equal(t, []string{"v1a"}, sub.SignatureSchemes)
@@ -77,15 +78,15 @@ func TestInstallCreatesManifestSubscription(t *testing.T) {
 	t.Run("same correlation as app.install", func(t *testing.T) {
 		a := registerApp(t, w, "Helper", domain.Delivery{Mode: domain.DeliveryWebhook, EventsURL: "https://hooks.example.com:8443/helper?x=1"})
 		robin := correlation.With(w.As(t, w.Robin.Token), "req-install-helper")
-		inst, err := w.Modules.Apps.InstallApp(robin, app.InstallApp{AppID: a.ID})
+		inst, err := w.Services.Apps.InstallApp(robin, app.InstallApp{AppID: a.ID})
 		require.NoError(t, err)
-		subs, err := w.Modules.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), a.ID)
+		subs, err := w.Services.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), a.ID)
 		require.NoError(t, err)
 		require.Len(t, subs, 1)
 		require.Equal(t, inst.Installation.ID, subs[0].AppInstallationID)
 		require.Equal(t, "https://hooks.example.com:8443/helper?x=1", subs[0].URL)
 		require.Equal(t, inst.Installation.EventSubscriptions, subs[0].EventTypes)
-		rows := audittest.List(t, w.DB.App, audittest.Filter{CorrelationID: "req-install-helper"})
+		rows := audittest.List(t, w.Services.DB.App, audittest.Filter{CorrelationID: "req-install-helper"})
 		var actions []string
 		for _, r := range rows {
 			actions = append(actions, r.Action)
@@ -100,15 +101,15 @@ func TestInstallCreatesManifestSubscription(t *testing.T) {
 
 	t.Run("no subscription without webhook delivery or without event subscriptions", func(t *testing.T) {
 		none := registerApp(t, w, "Quiet", domain.Delivery{Mode: domain.DeliveryNone})
-		_, err := w.Modules.Apps.InstallApp(w.As(t, w.Robin.Token), app.InstallApp{AppID: none.ID})
+		_, err := w.Services.Apps.InstallApp(w.As(t, w.Robin.Token), app.InstallApp{AppID: none.ID})
 		require.NoError(t, err)
 		noEvents := registerApp(t, w, "Deaf", domain.Delivery{Mode: domain.DeliveryWebhook, EventsURL: "https://hooks.example.com/deaf"})
-		_, err = w.Modules.Apps.InstallApp(w.As(t, w.Robin.Token), app.InstallApp{AppID: noEvents.ID, EventSubscriptions: []string{}})
+		_, err = w.Services.Apps.InstallApp(w.As(t, w.Robin.Token), app.InstallApp{AppID: noEvents.ID, EventSubscriptions: []string{}})
 		require.NoError(t, err)
 		for _, id := range []any{none.ID, noEvents.ID} {
 			require.Empty(t, manageEntries(t, w, id))
 		}
-		subs, err := w.Modules.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), noEvents.ID)
+		subs, err := w.Services.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), noEvents.ID)
 		require.NoError(t, err)
 		require.Empty(t, subs)
 	})
@@ -121,20 +122,20 @@ func TestInstallCreatesManifestSubscription(t *testing.T) {
 // takes no new or re-enabled subscription.
 func TestUninstallDisablesSubscriptions(t *testing.T) {
 	t.Parallel()
-	w := webhookstest.Build(t, pgtest.New(t))
+	w := webhookstest.Build(t, pgtest.New(t), nil)
 	robin := w.As(t, w.Robin.Token)
 	manifest := w.TrackerSubscription(t)
-	second, err := w.Modules.Webhooks.CreateSubscription(robin, apps.CreateSubscription{AppID: w.Tracker.ID,
+	second, err := w.Services.Webhooks.CreateSubscription(robin, apps.CreateSubscription{AppID: w.Tracker.ID,
 		URL: "https://hooks.example.com/second", EventTypes: []string{"message.created"}})
 	require.NoError(t, err)
 	paused := apps.SubscriptionPaused
-	_, err = w.Modules.Webhooks.UpdateSubscription(robin, apps.UpdateSubscription{ID: second.ID, State: &paused})
+	_, err = w.Services.Webhooks.UpdateSubscription(robin, apps.UpdateSubscription{ID: second.ID, State: &paused})
 	require.NoError(t, err)
 	before := len(manageEntries(t, w, w.Tracker.ID))
 
 	w.Clock.Advance(time.Minute)
-	require.NoError(t, w.Modules.Apps.UninstallApp(w.As(t, w.Robin.Token), w.Tracker.ID))
-	subs, err := w.Modules.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
+	require.NoError(t, w.Services.Apps.UninstallApp(w.As(t, w.Robin.Token), w.Tracker.ID))
+	subs, err := w.Services.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
 	require.NoError(t, err)
 	require.Len(t, subs, 2)
 	for _, s := range subs {
@@ -144,16 +145,16 @@ func TestUninstallDisablesSubscriptions(t *testing.T) {
 	}
 	require.ElementsMatch(t, []any{manifest.ID, second.ID}, []any{subs[0].ID, subs[1].ID})
 	require.Len(t, manageEntries(t, w, w.Tracker.ID), before, "app.uninstall covers the disabling")
-	require.Len(t, audittest.List(t, w.DB.App, audittest.Filter{Action: "app.uninstall", Outcome: "allow"}), 1)
+	require.Len(t, audittest.List(t, w.Services.DB.App, audittest.Filter{Action: "app.uninstall", Outcome: "allow"}), 1)
 
 	active := apps.SubscriptionActive
-	_, err = w.Modules.Webhooks.UpdateSubscription(w.As(t, w.Robin.Token), apps.UpdateSubscription{ID: manifest.ID, State: &active})
+	_, err = w.Services.Webhooks.UpdateSubscription(w.As(t, w.Robin.Token), apps.UpdateSubscription{ID: manifest.ID, State: &active})
 	require.Equal(t, errs.CodeConflict, errs.CodeOf(err))
 	require.Equal(t, domain.ReasonAppNotInstalled, errs.ReasonOf(err), "a subscription of an uninstalled app is not re-enabled")
-	_, err = w.Modules.Webhooks.CreateSubscription(w.As(t, w.Robin.Token), apps.CreateSubscription{AppID: w.Tracker.ID,
+	_, err = w.Services.Webhooks.CreateSubscription(w.As(t, w.Robin.Token), apps.CreateSubscription{AppID: w.Tracker.ID,
 		URL: "https://hooks.example.com/third", EventTypes: []string{"message.created"}})
 	require.Equal(t, domain.ReasonAppNotInstalled, errs.ReasonOf(err))
-	require.NoError(t, w.Modules.Webhooks.DeleteSubscription(w.As(t, w.Robin.Token), manifest.ID), "deleting stays possible")
+	require.NoError(t, w.Services.Webhooks.DeleteSubscription(w.As(t, w.Robin.Token), manifest.ID), "deleting stays possible")
 }
 
 // TestResumeInstallationMakesHeadsDue (Design note 14): resuming a
@@ -162,16 +163,16 @@ func TestUninstallDisablesSubscriptions(t *testing.T) {
 // and later deliveries wait.
 func TestResumeInstallationMakesHeadsDue(t *testing.T) {
 	t.Parallel()
-	w := webhookstest.Build(t, pgtest.New(t))
+	w := webhookstest.Build(t, pgtest.New(t), nil)
 	robin := w.As(t, w.Robin.Token)
 	sub := w.TrackerSubscription(t)
-	pausedSub, err := w.Modules.Webhooks.CreateSubscription(robin, apps.CreateSubscription{AppID: w.Tracker.ID,
+	pausedSub, err := w.Services.Webhooks.CreateSubscription(robin, apps.CreateSubscription{AppID: w.Tracker.ID,
 		URL: "https://hooks.example.com/paused", EventTypes: []string{"message.created"}})
 	require.NoError(t, err)
 	paused := apps.SubscriptionPaused
-	_, err = w.Modules.Webhooks.UpdateSubscription(robin, apps.UpdateSubscription{ID: pausedSub.ID, State: &paused})
+	_, err = w.Services.Webhooks.UpdateSubscription(robin, apps.UpdateSubscription{ID: pausedSub.ID, State: &paused})
 	require.NoError(t, err)
-	_, err = w.Modules.Apps.SuspendApp(robin, w.Tracker.ID)
+	_, err = w.Services.Apps.SuspendApp(robin, w.Tracker.ID)
 	require.NoError(t, err)
 
 	later := w.Clock.Now().Add(time.Hour)
@@ -182,7 +183,7 @@ func TestResumeInstallationMakesHeadsDue(t *testing.T) {
 	waiting := w.InsertDelivery(t, pausedSub.ID, e1, apps.DeliveryPending, later)
 
 	w.Clock.Advance(time.Minute)
-	_, err = w.Modules.Apps.ResumeApp(w.As(t, w.Robin.Token), w.Tracker.ID)
+	_, err = w.Services.Apps.ResumeApp(w.As(t, w.Robin.Token), w.Tracker.ID)
 	require.NoError(t, err)
 	now := w.Clock.Now()
 	require.Equal(t, now, w.Delivery(t, head.ID).NextAttemptAt, "the head is due now")

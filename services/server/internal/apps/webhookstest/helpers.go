@@ -11,8 +11,8 @@ import (
 	"bothy/server/internal/apps/adapters/hmackey"
 	chatapp "bothy/server/internal/chat/app"
 	"bothy/server/internal/kernel/ids"
-	syncpg "bothy/server/internal/sync/adapters/postgres"
 	"bothy/server/internal/wire"
+	"bothy/server/test/harness"
 )
 
 // Event is a durable event of the log: its seq and ID.
@@ -25,10 +25,10 @@ type Event struct {
 // message.created event the post appended.
 func (w *World) Post(t testing.TB, token string, channel ids.ID, text string) Event {
 	t.Helper()
-	posted, err := w.Modules.Chat.PostMessage(w.As(t, token), chatapp.PostMessage{ChannelID: channel, Text: text})
+	posted, err := w.Services.Chat.PostMessage(w.As(t, token), chatapp.PostMessage{ChannelID: channel, Text: text})
 	require.NoError(t, err)
 	var ev Event
-	require.NoError(t, w.DB.App.QueryRow(context.Background(),
+	require.NoError(t, w.Services.DB.App.QueryRow(context.Background(),
 		`SELECT seq, id FROM event_log WHERE type = 'message.created' AND resource_id = $1`, posted.Message.ID).Scan(&ev.Seq, &ev.ID))
 	return ev
 }
@@ -36,7 +36,7 @@ func (w *World) Post(t testing.TB, token string, channel ids.ID, text string) Ev
 // TrackerSubscription returns the subscription Tracker's install created.
 func (w *World) TrackerSubscription(t testing.TB) apps.Subscription {
 	t.Helper()
-	subs, err := w.Modules.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
+	subs, err := w.Services.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
 	require.NoError(t, err)
 	require.Len(t, subs, 1)
 	return subs[0]
@@ -62,7 +62,7 @@ func (w *World) InsertDelivery(t testing.TB, subscription ids.ID, ev Event, stat
 	case apps.DeliveryDead:
 		d.Attempt, d.ResponseCode, d.LastError = 3, 500, apps.LastErrorHTTPStatus
 	}
-	_, err := w.DB.App.Exec(context.Background(), `
+	_, err := w.Services.DB.App.Exec(context.Background(), `
 		INSERT INTO webhook_deliveries (id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at,
 			last_error, response_code, delivered_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), NULLIF($9, 0), $10, $11, $11)`,
@@ -81,7 +81,7 @@ func (w *World) Delivery(t testing.TB, id ids.ID) apps.Delivery {
 		next, delivered   *time.Time
 		attempt, code     int
 	)
-	require.NoError(t, w.DB.App.QueryRow(context.Background(), `
+	require.NoError(t, w.Services.DB.App.QueryRow(context.Background(), `
 		SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, coalesce(last_error, ''),
 		       coalesce(response_code, 0), delivered_at, created_at, updated_at
 		FROM webhook_deliveries WHERE id = $1`, id).Scan(&d.ID, &d.SubscriptionID, &d.EventSeq, &d.EventID, &status,
@@ -101,7 +101,7 @@ func (w *World) Delivery(t testing.TB, id ids.ID) apps.Delivery {
 // the subscription, oldest first.
 func (w *World) Scheduled(t testing.TB, subscription ids.ID) []time.Time {
 	t.Helper()
-	rows, err := w.DB.App.Query(context.Background(), `
+	rows, err := w.Services.DB.App.Query(context.Background(), `
 		SELECT scheduled_at FROM river_job
 		WHERE kind = 'apps.webhook_deliver' AND args->>'subscription_id' = $1
 		ORDER BY scheduled_at, id`, subscription.String())
@@ -123,19 +123,9 @@ func (w *World) Scheduled(t testing.TB, subscription ids.ID) []time.Time {
 // test configuration); step-ups do not.
 func (w *World) ExpireLog(t testing.TB) {
 	t.Helper()
-	w.Clock.Advance(w.Config.Sync.EventRetention + 2*w.Config.Sync.PartitionInterval)
-	w.maintainLog(t)
-}
-
-// maintainLog runs the partition maintenance of the event log at the
-// clock's now: partitions ahead are created, expired ones dropped.
-func (w *World) maintainLog(t testing.TB) {
-	t.Helper()
-	maint, err := syncpg.NewMaintainer(w.DB.App, syncpg.MaintainerOptions{PartitionInterval: w.Config.Sync.PartitionInterval,
-		PartitionAhead: w.Config.Sync.PartitionAhead, EventRetention: w.Config.Sync.EventRetention})
-	require.NoError(t, err)
-	_, err = maint.Run(context.Background(), w.Clock.Now())
-	require.NoError(t, err)
+	cfg := w.Services.Config
+	w.Clock.Advance(cfg.Sync.EventRetention + 2*cfg.Sync.PartitionInterval)
+	harness.CreatePartitions(t, w.Services.DB, cfg, w.Clock.Now())
 }
 
 func nullTime(t time.Time) *time.Time {
@@ -150,9 +140,9 @@ func nullTime(t time.Time) *time.Time {
 // reads it.
 func (w *World) MasterKey(t testing.TB) []byte {
 	t.Helper()
-	p, err := wire.NewSecretsProvider(w.Config)
+	p, err := wire.NewSecretsProvider(w.Services.Config)
 	require.NoError(t, err)
-	key, err := hmackey.New(p, w.Config.Webhook.HMACMasterKeyRef).Key(context.Background())
+	key, err := hmackey.New(p, w.Services.Config.Webhook.HMACMasterKeyRef).Key(context.Background())
 	require.NoError(t, err)
 	return key
 }

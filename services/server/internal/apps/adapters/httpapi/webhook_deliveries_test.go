@@ -45,7 +45,7 @@ func TestListWebhookSubscriptionsAndDeliveries(t *testing.T) {
 		}
 		require.Equal(t, []any{"v1a", "v1"}, list["items"].([]any)[1].(map[string]any)["signature_schemes"])
 
-		other, err := w.Modules.Apps.RegisterApp(w.As(t, w.Robin.Token), appRegister("Helper"))
+		other, err := w.Services.Apps.RegisterApp(w.As(t, w.Robin.Token), appRegister("Helper"))
 		require.NoError(t, err)
 		empty := body(t, b.do(t, w.Robin.Token, "GET", "/apps/"+other.ID.String()+"/webhook-subscriptions", nil),
 			http.StatusOK, "WebhookSubscriptionList")
@@ -179,7 +179,7 @@ func TestRedeliverWebhook(t *testing.T) {
 		require.Zero(t, stored.ResponseCode)
 		require.Equal(t, []time.Time{now}, w.Scheduled(t, sub.ID), "a job at once")
 
-		entries := audittest.List(t, w.DB.App, audittest.Filter{Action: "webhook_out.redeliver", Outcome: "allow"})
+		entries := audittest.List(t, w.Services.DB.App, audittest.Filter{Action: "webhook_out.redeliver", Outcome: "allow"})
 		require.Len(t, entries, 1)
 		require.Equal(t, "webhook_delivery", entries[0].ResourceKind)
 		require.Equal(t, dead.ID, entries[0].ResourceID)
@@ -189,7 +189,7 @@ func TestRedeliverWebhook(t *testing.T) {
 		replay := redeliver(w.Robin.Token, dead, key...)
 		require.Equal(t, "true", replay.Header.Get(httpserver.ReplayHeader))
 		require.Equal(t, got, body(t, replay, http.StatusAccepted, "WebhookDelivery"), "the stored 202")
-		require.Len(t, audittest.List(t, w.DB.App, audittest.Filter{Action: "webhook_out.redeliver", Outcome: "allow"}), 1)
+		require.Len(t, audittest.List(t, w.Services.DB.App, audittest.Filter{Action: "webhook_out.redeliver", Outcome: "allow"}), 1)
 
 		for _, d := range []apps.Delivery{failed, succeeded} {
 			got := body(t, redeliver(w.Robin.Token, d), http.StatusAccepted, "WebhookDelivery")
@@ -219,7 +219,7 @@ func TestRedeliverWebhook(t *testing.T) {
 	})
 
 	t.Run("a paused subscription keeps the delivery waiting", func(t *testing.T) {
-		_, err := w.DB.App.Exec(context.Background(), `UPDATE webhook_subscriptions SET state = 'paused' WHERE id = $1`, sub.ID)
+		_, err := w.Services.DB.App.Exec(context.Background(), `UPDATE webhook_subscriptions SET state = 'paused' WHERE id = $1`, sub.ID)
 		require.NoError(t, err)
 		jobs := len(w.Scheduled(t, sub.ID))
 		w.Clock.Advance(time.Minute)

@@ -71,12 +71,12 @@ func TestWebhookSecretsNeverLeak(t *testing.T) {
 	logs := b.env.Logs.String()
 	for what, s := range secrets {
 		require.NotEmpty(t, s, what)
-		httpservertest.RequireSecretAbsent(t, w.DB.App, s, tables...)
+		httpservertest.RequireSecretAbsent(t, w.Services.DB.App, s, tables...)
 		require.NotContains(t, logs, s, what)
 		require.NotContains(t, string(raw), s, what)
 	}
 	for what, s := range map[string]string{"the path": path, "the query": query} {
-		httpservertest.RequireSecretAbsent(t, w.DB.App, s, "webhook_deliveries", "idempotency_keys", "audit_events")
+		httpservertest.RequireSecretAbsent(t, w.Services.DB.App, s, "webhook_deliveries", "idempotency_keys", "audit_events")
 		require.NotContains(t, logs, s, what)
 		require.NotContains(t, string(raw), s, what, "a problem never echoes the address")
 	}

@@ -1,11 +1,3 @@
-// Package httpapi serves the operations of the apps module as methods of
-// the generated strict server (services/server/api). The role assembly
-// embeds the handler sets of this package in the server value it passes to
-// api.NewStrictHandlerWithOptions. A method translates the request into a
-// use case and its result into the response model; every error is
-// returned as is (an *errs.Error) and written as a problem by the strict
-// server's error handler, so the mapping to HTTP stays in
-// platform/httpserver.
 package httpapi
 
 import (
@@ -60,7 +52,7 @@ func (h *WebhookHandlers) ListWebhookSubscriptions(ctx context.Context, req api.
 // use case marks a response with an HMAC secret as a one-time secret for
 // the idempotency stage of the chain.
 func (h *WebhookHandlers) CreateWebhookSubscription(ctx context.Context, req api.CreateWebhookSubscriptionRequestObject) (api.CreateWebhookSubscriptionResponseObject, error) {
-	cmd := apps.CreateSubscription{AppID: req.AppId, URL: req.Body.Url, EventTypes: eventTypesIn(req.Body.EventTypes)}
+	cmd := apps.CreateSubscription{AppID: req.AppId, URL: req.Body.Url, EventTypes: fromEventTypes(req.Body.EventTypes)}
 	if req.Body.EnableHmac != nil {
 		cmd.EnableHMAC = *req.Body.EnableHmac
 	}
@@ -75,7 +67,7 @@ func (h *WebhookHandlers) CreateWebhookSubscription(ctx context.Context, req api
 func (h *WebhookHandlers) UpdateWebhookSubscription(ctx context.Context, req api.UpdateWebhookSubscriptionRequestObject) (api.UpdateWebhookSubscriptionResponseObject, error) {
 	cmd := apps.UpdateSubscription{ID: req.SubscriptionId, URL: req.Body.Url}
 	if req.Body.EventTypes != nil {
-		types := eventTypesIn(*req.Body.EventTypes)
+		types := fromEventTypes(*req.Body.EventTypes)
 		cmd.EventTypes = &types
 	}
 	if req.Body.State != nil {
@@ -154,30 +146,19 @@ func (h *WebhookHandlers) RedeliverWebhook(ctx context.Context, req api.Redelive
 	return api.RedeliverWebhook202JSONResponse{Body: deliveryOf(d)}, nil
 }
 
-func eventTypesIn(in []api.EventType) []string {
-	out := make([]string, 0, len(in))
-	for _, t := range in {
-		out = append(out, string(t))
-	}
-	return out
-}
-
 // subscriptionOf maps a subscription to the response model. Members
 // without a value (hmac_rotated_at, disabled_at) are left out, never null
 // (ADR 0053); the lists are never nil.
 func subscriptionOf(s apps.Subscription) api.WebhookSubscription {
 	out := api.WebhookSubscription{
 		Id: s.ID, Url: s.URL, State: api.WebhookSubscriptionState(s.State), SigningKeyKid: s.SigningKeyKID,
-		EventTypes: make([]api.EventType, 0, len(s.EventTypes)), SignatureSchemes: make([]api.SignatureScheme, 0, len(s.SignatureSchemes)),
+		EventTypes: toEventTypes(s.EventTypes), SignatureSchemes: make([]api.SignatureScheme, 0, len(s.SignatureSchemes)),
 		HmacEnabled: s.HMACEnabled, HmacGeneration: int32(s.HMACGeneration), ConsecutiveFailures: int32(s.ConsecutiveFailures),
 		LastDeliveredSeq: s.LastDeliveredSeq, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if !s.AppID.IsZero() {
 		appID := s.AppID
 		out.AppId = &appID
-	}
-	for _, t := range s.EventTypes {
-		out.EventTypes = append(out.EventTypes, api.EventType(t))
 	}
 	for _, scheme := range s.SignatureSchemes {
 		out.SignatureSchemes = append(out.SignatureSchemes, api.SignatureScheme(scheme))

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -16,28 +15,22 @@ import (
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/apps/webhookstest"
-	azdomain "bothy/server/internal/authz/domain"
 	"bothy/server/internal/kernel/auditing/audittest"
 	"bothy/server/internal/platform/httpserver"
 	"bothy/server/internal/platform/httpserver/httpservertest"
 	"bothy/server/internal/platform/pg/pgtest"
+	"bothy/server/test/harness"
 )
 
 // webhookOperations are the operations WebhookHandlers serves.
 var webhookOperations = []string{"createWebhookSubscription", "deleteWebhookSubscription", "listWebhookDeliveries",
 	"listWebhookSubscriptions", "redeliverWebhook", "updateWebhookSubscription"}
 
-// otherOperations gives the test server the methods of the other modules'
-// operations through a nil interface one level deeper than
-// WebhookHandlers', so the webhook methods win and the others are never
-// called.
-type otherOperations struct{ api.StrictServerInterface }
-
 // webhookServer is the strict server of these tests, composed the way the
 // role assembly embeds the handler sets.
 type webhookServer struct {
 	*httpapi.WebhookHandlers
-	otherOperations
+	harness.OtherModules
 }
 
 // whBundle is the world with the webhook operations served through the real
@@ -51,23 +44,13 @@ type whBundle struct {
 func setupWebhooks(t *testing.T) *whBundle {
 	t.Helper()
 	db := pgtest.New(t)
-	w := webhookstest.Build(t, db)
+	w := webhookstest.Build(t, db, nil)
 	env := httpservertest.New(t, db, httpservertest.Options())
 	cursors, err := httpserver.NewCursors([]byte(strings.Repeat("k", httpserver.MinCursorKeyLen)))
 	require.NoError(t, err)
-	h, err := httpapi.NewWebhookHandlers(w.Modules.Webhooks, cursors)
+	h, err := httpapi.NewWebhookHandlers(w.Services.Webhooks, cursors)
 	require.NoError(t, err)
-	// api.VerifyRegistrations checks the server the role assembly composes;
-	// here the other modules' methods come from a nil interface, which it
-	// rightly refuses, so the webhook operations are checked one by one.
-	for _, id := range webhookOperations {
-		op, ok := api.Lookup(id)
-		require.True(t, ok, "%s is enabled", id)
-		require.Contains(t, azdomain.IDs(), op.Action, id)
-		require.NotContains(t, azdomain.DeferredIDs(), op.Action, id)
-		require.True(t, reflect.ValueOf(h).MethodByName(op.Handler).IsValid(), id)
-	}
-	require.NoError(t, api.Mount(env.Server, webhookServer{WebhookHandlers: h}))
+	harness.MountAPI(t, env, webhookServer{WebhookHandlers: h}, h, webhookOperations)
 	return &whBundle{env: env, w: w, cursors: cursors}
 }
 
@@ -131,7 +114,7 @@ func itemCodes(p httpserver.Problem) []string {
 // manageEntries returns the webhook_out.manage allows, oldest first.
 func (b *whBundle) manageEntries(t *testing.T) []audittest.Row {
 	t.Helper()
-	return audittest.List(t, b.w.DB.App, audittest.Filter{Action: "webhook_out.manage", Outcome: "allow"})
+	return audittest.List(t, b.w.Services.DB.App, audittest.Filter{Action: "webhook_out.manage", Outcome: "allow"})
 }
 
 // str reads a string member of a decoded body ("" when absent).

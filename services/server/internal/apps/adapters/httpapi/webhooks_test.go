@@ -27,7 +27,7 @@ func TestCreateWebhookSubscription(t *testing.T) {
 	b := setupWebhooks(t)
 	w := b.w
 	target := "/apps/" + w.Tracker.ID.String() + "/webhook-subscriptions"
-	active, err := w.Modules.Keys.Signer(context.Background(), instance.PurposeWebhookOut)
+	active, err := w.Services.Keys.Signer(context.Background(), instance.PurposeWebhookOut)
 	require.NoError(t, err)
 	before := len(b.manageEntries(t))
 
@@ -73,8 +73,8 @@ func TestCreateWebhookSubscription(t *testing.T) {
 		replay := b.do(t, w.Robin.Token, "POST", target, req, key...)
 		httpservertest.RequireProblem(t, replay, errs.CodeConflict, "one_time_secret")
 		require.Equal(t, "true", replay.Header.Get(httpserver.ReplayHeader))
-		httpservertest.RequireSecretAbsent(t, w.DB.App, secret, "idempotency_keys", "webhook_subscriptions", "audit_events")
-		httpservertest.RequireSecretAbsent(t, w.DB.App, strings.TrimPrefix(secret, "whsec_"), "idempotency_keys")
+		httpservertest.RequireSecretAbsent(t, w.Services.DB.App, secret, "idempotency_keys", "webhook_subscriptions", "audit_events")
+		httpservertest.RequireSecretAbsent(t, w.Services.DB.App, strings.TrimPrefix(secret, "whsec_"), "idempotency_keys")
 	})
 
 	t.Run("without HMAC the replay returns the stored 201", func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestCreateWebhookSubscription(t *testing.T) {
 		resp := b.do(t, w.Robin.Token, "POST", target, req, key...)
 		require.Equal(t, "true", resp.Header.Get(httpserver.ReplayHeader))
 		require.Equal(t, first, body(t, resp, http.StatusCreated, "WebhookSubscriptionCreated"))
-		subs, err := w.Modules.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
+		subs, err := w.Services.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
 		require.NoError(t, err)
 		n := 0
 		for _, s := range subs {
@@ -118,7 +118,7 @@ func TestCreateWebhookSubscription(t *testing.T) {
 	})
 
 	t.Run("an app without installation is a conflict", func(t *testing.T) {
-		helper, err := w.Modules.Apps.RegisterApp(w.As(t, w.Robin.Token), appRegister("Helper"))
+		helper, err := w.Services.Apps.RegisterApp(w.As(t, w.Robin.Token), appRegister("Helper"))
 		require.NoError(t, err)
 		resp := b.do(t, w.Robin.Token, "POST", "/apps/"+helper.ID.String()+"/webhook-subscriptions",
 			map[string]any{"url": "https://hooks.example.com/bothy", "event_types": []string{"message.created"}})
@@ -142,14 +142,14 @@ func TestCreateWebhookSubscription(t *testing.T) {
 	})
 
 	t.Run("an owner with a stale step-up must step up", func(t *testing.T) {
-		w.Clock.Advance(w.Config.Identity.StepUpMaxAge + time.Second)
+		w.Clock.Advance(w.Services.Config.Identity.StepUpMaxAge + time.Second)
 		resp := b.do(t, w.Robin.Token, "POST", target,
 			map[string]any{"url": "https://hooks.example.com/bothy", "event_types": []string{"message.created"}})
 		httpservertest.RequireProblem(t, resp, errs.CodeStepUpRequired, "")
 	})
 
 	require.Len(t, b.manageEntries(t), before+3, "one entry per created subscription, none for refusals")
-	for _, e := range audittest.List(t, w.DB.App, audittest.Filter{Action: "webhook_out.manage", Outcome: "deny"}) {
+	for _, e := range audittest.List(t, w.Services.DB.App, audittest.Filter{Action: "webhook_out.manage", Outcome: "deny"}) {
 		require.NotContains(t, e.Details, "host", "denials carry no address")
 	}
 }
@@ -178,7 +178,7 @@ func (b *whBundle) newEntry(t *testing.T, before []audittest.Row, change string)
 // transitions do: disabled_at set and failures counted.
 func (b *whBundle) disable(t *testing.T, id ids.ID, failures int) {
 	t.Helper()
-	_, err := b.w.DB.App.Exec(context.Background(),
+	_, err := b.w.Services.DB.App.Exec(context.Background(),
 		`UPDATE webhook_subscriptions SET state = 'disabled', disabled_at = $2, consecutive_failures = $3 WHERE id = $1`,
 		id, b.w.Clock.Now(), failures)
 	require.NoError(t, err)
@@ -255,12 +255,12 @@ func TestUpdateWebhookSubscription(t *testing.T) {
 		replay := b.do(t, w.Robin.Token, "PATCH", "/webhook-subscriptions/"+id.String(), map[string]any{"rotate_hmac_secret": true}, key...)
 		httpservertest.RequireProblem(t, replay, errs.CodeConflict, "one_time_secret")
 		require.Equal(t, "true", replay.Header.Get(httpserver.ReplayHeader))
-		httpservertest.RequireSecretAbsent(t, w.DB.App, secret, "idempotency_keys", "webhook_subscriptions", "audit_events")
+		httpservertest.RequireSecretAbsent(t, w.Services.DB.App, secret, "idempotency_keys", "webhook_subscriptions", "audit_events")
 
 		// The signing set of a delivery follows from the stored row
 		// (Design note 11 b): inside webhook.secret_rotation_overlap the
 		// new and the old generation, after it the new one only.
-		stored, err := w.Modules.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
+		stored, err := w.Services.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
 		require.NoError(t, err)
 		var row apps.Subscription
 		for _, s := range stored {
@@ -270,7 +270,7 @@ func TestUpdateWebhookSubscription(t *testing.T) {
 		}
 		require.Equal(t, 1, row.HMACGeneration)
 		require.Equal(t, rotatedAt, row.HMACRotatedAt)
-		overlap := w.Config.Webhook.SecretRotationOverlap
+		overlap := w.Services.Config.Webhook.SecretRotationOverlap
 		master := w.MasterKey(t)
 		secrets := func(at time.Time) []string {
 			var out []string
@@ -326,7 +326,7 @@ func TestUpdateWebhookSubscription(t *testing.T) {
 	})
 
 	t.Run("an owner with a stale step-up must step up", func(t *testing.T) {
-		w.Clock.Advance(w.Config.Identity.StepUpMaxAge + time.Second)
+		w.Clock.Advance(w.Services.Config.Identity.StepUpMaxAge + time.Second)
 		resp := b.do(t, w.Robin.Token, "PATCH", target, map[string]any{"state": "paused"})
 		httpservertest.RequireProblem(t, resp, errs.CodeStepUpRequired, "")
 	})
@@ -349,7 +349,7 @@ func TestDeleteWebhookSubscription(t *testing.T) {
 	resp := b.do(t, w.Robin.Token, "DELETE", target, nil)
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	var left int
-	require.NoError(t, w.DB.App.QueryRow(context.Background(),
+	require.NoError(t, w.Services.DB.App.QueryRow(context.Background(),
 		`SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1`, sub.ID).Scan(&left))
 	require.Zero(t, left, "the deliveries are gone")
 	require.Equal(t, map[string]any{
