@@ -83,11 +83,9 @@ func (s *Store) LockInstallationSubscriptions(ctx context.Context, installationI
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: locking the webhook subscriptions failed")
 	}
-	out := make([]apps.Subscription, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, subscriptionOf(r.WebhookSubscription, r.AppID))
-	}
-	return out, nil
+	return subscriptionsOf(rows, func(r db.WebhookSubscriptionLockByInstallationRow) (db.WebhookSubscription, ids.ID) {
+		return r.WebhookSubscription, r.AppID
+	}), nil
 }
 
 // AppSubscriptions implements app.SubscriptionStore.
@@ -96,11 +94,9 @@ func (s *Store) AppSubscriptions(ctx context.Context, appID ids.ID) ([]apps.Subs
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: listing the webhook subscriptions failed")
 	}
-	out := make([]apps.Subscription, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, subscriptionOf(r.WebhookSubscription, r.AppID))
-	}
-	return out, nil
+	return subscriptionsOf(rows, func(r db.WebhookSubscriptionListByAppRow) (db.WebhookSubscription, ids.ID) {
+		return r.WebhookSubscription, r.AppID
+	}), nil
 }
 
 // UpdateSubscription implements app.SubscriptionStore.
@@ -202,6 +198,16 @@ func (s *Store) Deliveries(ctx context.Context, q apps.DeliveryQuery) (apps.Deli
 		page.Items = append(page.Items, deliveryOf(r))
 	}
 	return page, nil
+}
+
+// subscriptionsOf maps the rows of a list query (each a subscription with
+// the app of its installation, in a row type of its own); never nil.
+func subscriptionsOf[R any](rows []R, split func(R) (db.WebhookSubscription, ids.ID)) []apps.Subscription {
+	out := make([]apps.Subscription, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, subscriptionOf(split(r)))
+	}
+	return out
 }
 
 // subscriptionOf maps a row and the app of its installation to the port's

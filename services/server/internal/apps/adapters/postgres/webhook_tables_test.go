@@ -47,26 +47,20 @@ func columns(t *testing.T, pool *pgxpool.Pool, table string) []column {
 // kind contype (c check, f foreign key, u unique, p primary key).
 func constraints(t *testing.T, pool *pgxpool.Pool, table, contype string) map[string]string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `
-		SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint
+	return definitions(t, pool, `SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint
 		WHERE conrelid = $1::regclass AND contype = $2`, table, contype)
-	require.NoError(t, err)
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var name, def string
-		require.NoError(t, rows.Scan(&name, &def))
-		out[name] = def
-	}
-	require.NoError(t, rows.Err())
-	return out
 }
 
 // indexes returns name -> definition of the indexes of table.
 func indexes(t *testing.T, pool *pgxpool.Pool, table string) map[string]string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(),
-		`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, table)
+	return definitions(t, pool, `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, table)
+}
+
+// definitions runs query, which selects a name and a definition, into a map.
+func definitions(t *testing.T, pool *pgxpool.Pool, query string, args ...any) map[string]string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), query, args...)
 	require.NoError(t, err)
 	defer rows.Close()
 	out := map[string]string{}
