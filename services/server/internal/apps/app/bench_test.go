@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
@@ -74,7 +75,7 @@ func (w *bundle) appendEvents(tb testing.TB, n int) {
 	tb.Helper()
 	for done := 0; done < n; {
 		batch := min(n-done, 500)
-		require.NoError(tb, w.uow.Do(bg, func(ctx context.Context) error {
+		require.NoError(tb, w.w.Services.UnitOfWork.Do(bg, func(ctx context.Context) error {
 			for i := range batch {
 				if _, err := w.w.Services.Events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: ids.New(),
 					SpaceID: w.w.Support, ChannelID: w.w.Eskalation, ActorID: w.w.Alex.ID,
@@ -132,9 +133,10 @@ func BenchmarkDeliverLoop(b *testing.B) {
 				}
 			}
 			w := deliveryWorld(b, o)
+			w.setState(b, w.sub, apps.SubscriptionPaused)
 			subs := make([]ids.ID, bc.subs)
 			for i := range subs {
-				subs[i] = w.subscribe(b, subscription{hmac: true})
+				subs[i] = w.create(b, ids.Zero, nil, true).ID
 			}
 			w.appendEvents(b, (b.N+bc.subs-1)/bc.subs)
 			w.drain(b)
@@ -168,8 +170,8 @@ func BenchmarkConsumerRound(b *testing.B) {
 		b.Run(fmt.Sprintf("subscriptions=%d", subs), func(b *testing.B) {
 			stmts := &statements{}
 			w := deliveryWorld(b, options{tracer: stmts, change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 1 << 30 }})
-			for range subs {
-				w.subscribe(b, subscription{})
+			for range subs - 1 {
+				w.create(b, ids.Zero, nil, false) // and Tracker's own
 			}
 			w.appendEvents(b, b.N)
 			stmts.count(true)

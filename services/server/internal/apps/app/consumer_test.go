@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -9,51 +8,59 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
-	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
-	"bothy/server/test/harness"
 )
 
-// appendPersonal appends app.installation.updated for the installation
-// inst, a personal event whose audience is its app principal.
-func (b *bundle) appendPersonal(t *testing.T, inst apps.Installation) int64 {
+// lastSeq returns the seq of the newest event of type whose audience is
+// audience (Zero for any).
+func (b *bundle) lastSeq(t *testing.T, typ string, audience ids.ID) int64 {
 	t.Helper()
 	var seq int64
-	require.NoError(t, b.uow.Do(bg, func(ctx context.Context) error {
-		got, err := b.w.Services.Events.Append(ctx, eventlog.Event{Type: eventlog.AppInstallationUpdated, ResourceID: inst.ID,
-			AudiencePrincipalID: inst.PrincipalID, ActorID: b.w.Robin.ID,
-			Payload: map[string]any{"installation_id": inst.ID, "app_id": inst.AppID, "state": string(inst.State)}})
-		seq = got.Seq
-		return err
-	}))
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT max(seq) FROM event_log WHERE type = $1
+		AND ($2::uuid IS NULL OR audience_principal_id = $2)`, typ, audience).Scan(&seq))
 	return seq
+}
+
+// jobs returns how many apps.webhook_deliver jobs each subscription has.
+func (b *bundle) jobs(t *testing.T, subs ...ids.ID) map[ids.ID]int {
+	t.Helper()
+	out := map[ids.ID]int{}
+	for _, sub := range subs {
+		out[sub] = len(b.w.Scheduled(t, sub))
+	}
+	return out
 }
 
 func TestWebhookRoundCreatesDeliveries(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{})
-	// Helper may receive its own app.installation.updated but not
-	// message.created (its installation did not subscribe to it); Pager
-	// only its own app.installation.updated; Gone is uninstalled.
-	helper := b.registerApp(t, "Helper", []string{"message.created", "app.installation.updated"}, []string{"app.installation.updated"})
+	helper := b.registerApp(t, "Helper", []string{"message.created", "app.installation.updated"}, nil)
 	pager := b.registerApp(t, "Pager", []string{"app.installation.updated"}, nil)
 	gone := b.registerApp(t, "Gone", []string{"message.created"}, nil)
 	b.drain(t)
-	uninstalled := b.subscribe(t, subscription{installation: gone.ID})
+
+	active := b.sub
+	paused := b.create(t, ids.Zero, nil, false).ID
+	b.setState(t, paused, apps.SubscriptionPaused)
+	disabled := b.create(t, ids.Zero, nil, false).ID
+	b.disable(t, disabled)
+	notGranted := b.create(t, helper.AppID, []string{"message.created", "app.installation.updated"}, false).ID
+	otherType := b.create(t, pager.AppID, []string{"app.installation.updated"}, false).ID
+	uninstalled := b.create(t, gone.AppID, nil, false).ID
 	require.NoError(t, b.w.Services.Apps.UninstallApp(b.robin(t), gone.AppID))
-	b.drain(t)
-
-	active := b.subscribe(t, subscription{})
-	paused := b.subscribe(t, subscription{state: apps.SubscriptionPaused})
-	disabled := b.subscribe(t, subscription{state: apps.SubscriptionDisabled})
-	otherType := b.subscribe(t, subscription{types: []string{"message.updated"}})
-	notGranted := b.subscribe(t, subscription{installation: helper.ID, types: []string{"message.created", "app.installation.updated"}})
-	notAudience := b.subscribe(t, subscription{installation: pager.ID, types: []string{"app.installation.updated"}})
-
+	// Helper loses messages:read, so its installation no longer subscribes
+	// to message.created (M2-24 narrows it); the change is a personal event
+	// of Helper.
+	_, err := b.w.Services.Apps.SetAppScopes(b.robin(t), app.SetAppScopes{AppID: helper.AppID, Scopes: []string{"events:subscribe", "messages:write"}})
+	require.NoError(t, err)
+	personal := b.lastSeq(t, "app.installation.updated", helper.PrincipalID)
 	first := b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is on fire")
 	second := b.post(t, b.w.Alex, b.w.Allgemein, "Robin, the printer is fine again")
-	personal := b.appendPersonal(t, helper)
-	require.Equal(t, 3, b.runRound(t))
+	all := []ids.ID{active, paused, disabled, notGranted, otherType, uninstalled}
+	jobs := b.jobs(t, all...)
+	var cursor int64
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT last_seq FROM consumer_cursors WHERE name = 'webhooks'`).Scan(&cursor))
+	require.Equal(t, 4, b.runRound(t), "the uninstall, the scope change and two messages")
 
 	seqs := func(sub ids.ID) []int64 {
 		var out []int64
@@ -65,39 +72,32 @@ func TestWebhookRoundCreatesDeliveries(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []int64{first, second}, seqs(active), "rights are checked at delivery, not in the round")
-	require.Equal(t, []int64{first, second}, seqs(paused), "a paused subscription keeps collecting")
-	require.Empty(t, seqs(disabled), "events arriving while disabled are not delivered (D-M2-26-1)")
-	require.Empty(t, seqs(otherType))
-	require.Empty(t, seqs(uninstalled))
-	require.Equal(t, []int64{personal}, seqs(notGranted), "message.created is not in Helper's event subscriptions; its own event is")
-	require.Empty(t, seqs(notAudience), "a personal event goes only to the installation of its audience")
-
-	require.Len(t, b.jobsOf(t, active), 1, "one job per active subscription per round")
-	require.Len(t, b.jobsOf(t, notGranted), 1)
-	for _, sub := range []ids.ID{paused, disabled, otherType, uninstalled, notAudience} {
-		require.Empty(t, b.jobsOf(t, sub))
+	check := func() {
+		t.Helper()
+		require.Equal(t, []int64{first, second}, seqs(active), "rights are checked at delivery, not in the round")
+		require.Equal(t, []int64{first, second}, seqs(paused), "a paused subscription keeps collecting")
+		require.Empty(t, seqs(disabled), "events arriving while disabled are not delivered (D-M2-26-1)")
+		require.Empty(t, seqs(uninstalled), "uninstalled")
+		require.Equal(t, []int64{personal}, seqs(notGranted),
+			"message.created left Helper's event subscriptions; its own personal event goes to it")
+		require.Empty(t, seqs(otherType), "message.created is not in Pager's event types, and Helper's event is not Pager's")
+		after := b.jobs(t, all...)
+		for _, sub := range all {
+			want := jobs[sub]
+			if sub == active || sub == notGranted {
+				want++ // one job per active subscription per round
+			}
+			require.Equal(t, want, after[sub])
+		}
 	}
+	check()
 
 	// A second round over the same events (the cursor moved back by hand,
 	// as only a test database allows) changes nothing.
-	_, err := b.db.App.Exec(bg, `UPDATE consumer_cursors SET last_seq = $1 WHERE name = 'webhooks'`, first-1)
+	_, err = b.db.App.Exec(bg, `UPDATE consumer_cursors SET last_seq = $1 WHERE name = 'webhooks'`, cursor)
 	require.NoError(t, err)
-	require.Equal(t, 3, b.runRound(t))
-	require.Equal(t, []int64{first, second}, seqs(active))
-	require.Equal(t, []int64{first, second}, seqs(paused))
-	require.Equal(t, []int64{personal}, seqs(notGranted))
-	require.Len(t, b.jobsOf(t, active), 1)
-	require.Len(t, b.jobsOf(t, notGranted), 1)
-}
-
-// expire moves the fake clock past sync.event_retention of every event so
-// far and runs the partition maintenance, which drops their partitions.
-func (b *bundle) expire(t *testing.T) {
-	t.Helper()
-	cfg := b.w.Services.Config
-	b.advance(t, cfg.Sync.EventRetention+2*cfg.Sync.PartitionInterval)
-	harness.CreatePartitions(t, b.db, cfg, b.now())
+	require.Equal(t, 4, b.runRound(t))
+	check()
 }
 
 // TestDeliveryGapDisables (Design note 5 e): the head's event left the log
@@ -107,11 +107,12 @@ func (b *bundle) expire(t *testing.T) {
 func TestDeliveryGapDisables(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{})
-	sub := b.subscribe(t, subscription{state: apps.SubscriptionPaused})
+	sub := b.sub
+	b.setState(t, sub, apps.SubscriptionPaused)
 	first := b.post(t, b.w.Alex, b.w.Eskalation, "first, soon gone")
 	second := b.post(t, b.w.Alex, b.w.Eskalation, "second, soon gone")
 	b.runRound(t)
-	b.expire(t)
+	b.w.ExpireLog(t)
 	retained := b.post(t, b.w.Alex, b.w.Eskalation, "retained")
 	b.runRound(t)
 	require.Len(t, b.deliveries(t, sub), 3)
@@ -151,14 +152,15 @@ func TestDeliveryGapDisables(t *testing.T) {
 func TestConsumerLossDisablesSubscriptions(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{})
-	active := b.subscribe(t, subscription{})
-	paused := b.subscribe(t, subscription{state: apps.SubscriptionPaused})
+	active := b.sub
+	paused := b.create(t, ids.Zero, nil, false).ID
+	b.setState(t, paused, apps.SubscriptionPaused)
 	first := b.post(t, b.w.Alex, b.w.Eskalation, "seen by the consumer")
 	b.runRound(t)
 	lost := b.post(t, b.w.Alex, b.w.Eskalation, "never seen by the consumer")
-	b.expire(t)
+	b.w.ExpireLog(t)
 	b.post(t, b.w.Alex, b.w.Eskalation, "retained, in the round of the loss")
-	jobsBefore := len(b.jobsOf(t, active))
+	jobsBefore := len(b.w.Scheduled(t, active))
 	b.runRound(t)
 
 	for _, sub := range []ids.ID{active, paused} {
@@ -171,7 +173,7 @@ func TestConsumerLossDisablesSubscriptions(t *testing.T) {
 		require.Equal(t, "dead", rows[0].Status)
 		require.Equal(t, "event_expired", *rows[0].LastError)
 	}
-	require.Len(t, b.jobsOf(t, active), jobsBefore, "no job for the round of the loss")
+	require.Len(t, b.w.Scheduled(t, active), jobsBefore, "no job for the round of the loss")
 	audits := b.transitions(t)
 	require.Len(t, audits, 2)
 	for _, a := range audits {
@@ -200,7 +202,7 @@ func TestConsumerLossDisablesSubscriptions(t *testing.T) {
 func TestDeliveryQuotaPauses(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 3 }})
-	sub := b.subscribe(t, subscription{})
+	sub := b.sub
 	arrived, release := make(chan struct{}, 16), make(chan struct{})
 	b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
 		arrived <- struct{}{}

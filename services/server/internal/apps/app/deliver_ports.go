@@ -70,10 +70,6 @@ type DeliveryStore interface {
 	// whether it did; false means the row was deleted, redelivered or
 	// claimed again, and the result is discarded.
 	RecordAttempt(ctx context.Context, r AttemptRecord) (bool, error)
-	// MakeInstallationHeadsDue sets next_attempt_at = now on the head of
-	// every active subscription of the installation, taking their row
-	// locks, and returns the subscriptions whose head it moved, never nil.
-	MakeInstallationHeadsDue(ctx context.Context, installationID ids.ID, now time.Time) ([]ids.ID, error)
 }
 
 // Candidate is a subscription that may receive an event in a round.

@@ -67,7 +67,11 @@ func (b *bundle) verifyV1A(t *testing.T, r received) int {
 func TestWebhookDeliveryG10(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{worker: true, realClock: true})
-	sub := b.subscribe(t, subscription{hmac: true})
+	// Tracker's own subscription waits; the one with HMAC receives.
+	b.setState(t, b.sub, apps.SubscriptionPaused)
+	created := b.create(t, ids.Zero, nil, true)
+	sub := created.ID
+	require.Equal(t, []string{"v1a", "v1"}, created.SignatureSchemes)
 	before := time.Now().Unix()
 	seq := b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer says \"PC LOAD LETTER\" \u00e4\u00f6\u00fc")
 	b.runRound(t)
@@ -100,8 +104,8 @@ func TestWebhookDeliveryG10(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ts >= before && ts <= after, "webhook-timestamp is the time of the attempt")
 
-	secret := domain.FormatSecret(domain.DeriveHMACKey(b.master, sub, 0))
-	wh, err := standardwebhooks.NewWebhook(secret)
+	require.Equal(t, domain.FormatSecret(domain.DeriveHMACKey(b.master, sub, 0)), created.HMACSecret)
+	wh, err := standardwebhooks.NewWebhook(created.HMACSecret)
 	require.NoError(t, err)
 	h := http.Header{}
 	h.Set("webhook-id", r.id)
@@ -139,7 +143,7 @@ func TestWebhookDeliveryG10(t *testing.T) {
 func TestAZM49(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{})
-	sub := b.subscribe(t, subscription{})
+	sub := b.sub
 	allgemein := b.post(t, b.w.Alex, b.w.Allgemein, "Alex in Allgemein")
 	eskalation := b.post(t, b.w.Alex, b.w.Eskalation, "Alex in Eskalation")
 	b.runRound(t)
@@ -216,7 +220,7 @@ func TestDeliveryScopeRemovedIsDead(t *testing.T) {
 func TestDeliveryStrictOrder(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{})
-	sub := b.subscribe(t, subscription{})
+	sub := b.sub
 	for _, text := range []string{"first", "second", "third"} {
 		b.post(t, b.w.Alex, b.w.Eskalation, text)
 	}
@@ -322,7 +326,7 @@ func TestDeliveryRetryAfter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := deliveryWorld(t, options{})
-			sub := b.subscribe(t, subscription{})
+			sub := b.sub
 			b.post(t, b.w.Alex, b.w.Eskalation, "please slow down")
 			b.runRound(t)
 			created := b.deliveries(t, sub)[0].CreatedAt
@@ -346,7 +350,7 @@ func TestDeliveryRetryAfter(t *testing.T) {
 			}
 			require.True(t, row.NextAttemptAt.Equal(want), "next_attempt_at %s, want %s", row.NextAttemptAt, want)
 			require.Zero(t, b.subscription(t, sub).ConsecutiveFailures, "a throttle is not counted")
-			jobs := b.jobsOf(t, sub)
+			jobs := b.w.Scheduled(t, sub)
 			require.True(t, jobs[len(jobs)-1].Equal(want), "the retry job is scheduled at next_attempt_at")
 		})
 	}
@@ -359,7 +363,7 @@ func TestDeliveryRetryAfter(t *testing.T) {
 func TestDeliveryBackoffAndConsecutiveFailures(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxConsecutiveFailures = 4 }})
-	sub := b.subscribe(t, subscription{})
+	sub := b.sub
 	b.post(t, b.w.Alex, b.w.Eskalation, "first")
 	b.post(t, b.w.Alex, b.w.Eskalation, "second")
 	b.runRound(t)

@@ -69,8 +69,8 @@ func (o DeliveryOptions) validate() error {
 
 // DeliveryDeps are the collaborators of the delivery path.
 type DeliveryDeps struct {
-	// UnitOfWork runs the claim and record steps; the consumer round and
-	// MakeHeadsDue run in their caller's unit of work.
+	// UnitOfWork runs the claim and record steps; the consumer round runs
+	// in its caller's unit of work.
 	UnitOfWork txn.UnitOfWork
 	// Store persists deliveries and subscription transitions.
 	Store DeliveryStore
@@ -101,8 +101,7 @@ type DeliveryDeps struct {
 }
 
 // Deliveries is the delivery path of outgoing webhooks: the consumer
-// webhooks (HandleEvent, HandleLost), the attempt (Deliver) and the
-// delivery part of resuming an installation (MakeHeadsDue).
+// webhooks (HandleEvent, HandleLost) and the attempt (Deliver).
 type Deliveries struct {
 	uow       txn.UnitOfWork
 	store     DeliveryStore

@@ -22,11 +22,11 @@ import (
 	"bothy/server/internal/apps/adapters/webhookhttp"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/webhookstest"
 	azpg "bothy/server/internal/authz/adapters/postgres"
 	azapp "bothy/server/internal/authz/app"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
 	chatapp "bothy/server/internal/chat/app"
-	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
 	"bothy/server/internal/kernel/auditing/auditpg"
@@ -49,14 +49,16 @@ import (
 )
 
 // The delivery world of these tests is the world of
-// docs/spec/07-permissions.md 10 and 11.1 (harness.BuildMatrixWorld: Robin,
-// Alex, Sam, Support with Allgemein and Eskalation, Marketing, Tracker
-// installed with events:subscribe, messages:read, messages:write and
-// [message.created], G-6) plus the delivery path under test: app.Deliveries
-// over its own store, the consumer webhooks of internal/sync, River (role
-// api: the test calls Deliver; role worker: River runs the jobs) and a TLS
-// receiver for hooks.example.com behind the egress client's fake resolver.
-// Subscriptions are inserted as createWebhookSubscription leaves them.
+// docs/spec/07-permissions.md 10 and 11.1 (harness.BuildMatrixWorld with
+// the modules of wire.BuildModules: Robin, Alex, Sam, Support with
+// Allgemein and Eskalation, Marketing, Tracker installed with
+// events:subscribe, messages:read, messages:write and [message.created],
+// G-6), whose manifest delivers to a TLS receiver for hooks.example.com, so
+// Tracker's install created the subscription the tests deliver to. Around
+// it: app.Deliveries over its own store, the consumer webhooks of
+// internal/sync, River (role api: the test calls Deliver; role worker:
+// River runs the jobs) and the egress client with a fake resolver. Owners
+// change subscriptions and installations through the real use cases.
 
 // defaultOptions are the delivery options of the tests: backoff from one
 // second to eight, a retry window of an hour (below the event retention of
@@ -98,13 +100,12 @@ type options struct {
 }
 
 type bundle struct {
-	w         *harness.World
+	w         *webhookstest.World
 	db        *pgtest.DB
 	clock     clock.Clock // the delivery path's clock
 	fake      *clock.Fake // the world's clock; also the delivery path's unless realClock
-	uow       *pg.UnitOfWork
 	appID     ids.ID
-	install   apps.Installation
+	sub       ids.ID // Tracker's subscription, created by its install
 	runtime   *jobs.Runtime
 	d         *app.Deliveries
 	round     *syncapp.Runner
@@ -120,41 +121,35 @@ type bundle struct {
 
 var bg = context.Background()
 
-// resumeHooks are the installation hooks the world's apps use cases call:
-// the delivery part of ResumeInstallation on resume, nothing else (the
-// tests create their subscriptions themselves).
-type resumeHooks struct{ d *app.Deliveries }
-
-func (h *resumeHooks) Installed(context.Context, apps.Installation, domain.Manifest) error {
-	return nil
-}
-func (h *resumeHooks) Uninstalled(context.Context, apps.Installation) error { return nil }
-func (h *resumeHooks) Resumed(ctx context.Context, inst apps.Installation) error {
-	return h.d.MakeHeadsDue(ctx, inst.ID)
-}
+// trackerPath is the path and query of Tracker's events_url at the
+// receiver; neither may appear in any log, span or row.
+const trackerPath = "/hooks/bothy?token=secret-path"
 
 func deliveryWorld(t testing.TB, o options) *bundle {
 	t.Helper()
 	db := pgtest.New(t)
-	fake := clock.NewFake(time.Now().UTC().Truncate(time.Microsecond))
-	hooks := &resumeHooks{}
-	w := harness.BuildMatrixWorld(t, db, harness.WithClock(fake),
-		harness.WithHooks(func(*harness.Services) app.InstallationHooks { return hooks }))
-	b := &bundle{w: w, db: db, fake: fake, clock: fake, opts: defaultOptions(), appID: w.Tracker.ID}
+	b := &bundle{db: db, fake: clock.NewFake(time.Now().UTC().Truncate(time.Microsecond)), opts: defaultOptions()}
+	b.clock = b.fake
 	if o.realClock {
 		b.clock = clock.Real{}
 	}
 	if o.change != nil {
 		o.change(&b.opts)
 	}
-	s := w.Services
-	// The instance row and its signing keys, as a process creates them at
-	// start (the world does not need them).
-	require.NoError(t, s.Instance.Ensure(bg))
-	inst, ok, err := s.AppsStore.Installation(bg, w.Tracker.InstallationID, apps.NoLock)
+	b.recv = newReceiver(t)
+	hosts, err := hostlist.Parse([]string{egresstest.DefaultHost, b.recv.hostPort(), fmt.Sprintf("%s:%d", otherHost, b.recv.srv.Port)})
 	require.NoError(t, err)
-	require.True(t, ok)
-	b.install = inst
+	w := harness.BuildMatrixWorld(t, db, harness.WithClock(b.fake),
+		harness.WithConfig(func(cfg *wire.Config) {
+			cfg.Webhook.AllowedHosts = hosts
+			// Owners act again after the clock moved past the event
+			// retention (gap tests).
+			cfg.Identity.SessionTTL, cfg.Identity.StepUpMaxAge = 365*24*time.Hour, 365*24*time.Hour
+		}),
+		harness.WithTrackerDelivery(domain.Delivery{Mode: domain.DeliveryWebhook, EventsURL: b.recv.url(trackerPath)}))
+	b.w = &webhookstest.World{World: w}
+	b.appID, b.sub = w.Tracker.ID, b.w.TrackerSubscription(t).ID
+	s := w.Services
 
 	// The delivery path runs on its own pool when a benchmark traces its
 	// statements, and on the world's otherwise.
@@ -171,9 +166,8 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 			Recorder: audit, Clock: b.clock}, azapp.Options{StepUpMaxAge: s.Config.Identity.StepUpMaxAge})
 		require.NoError(t, err)
 	}
-	b.uow = pg.NewUnitOfWork(pool, s.Config.Database.TxRetryMax, s.Config.Database.LockTimeout)
+	uow := pg.NewUnitOfWork(pool, s.Config.Database.TxRetryMax, s.Config.Database.LockTimeout)
 
-	b.recv = newReceiver(t)
 	b.resolver = egresstest.NewResolver(map[string][]netip.Addr{
 		egresstest.DefaultHost: {netip.MustParseAddr("127.0.0.1")},
 		otherHost:              {netip.MustParseAddr("127.0.0.1")},
@@ -182,8 +176,6 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	egressLogger, b.egressLog = egresstest.NewLogs()
 	b.metrics = egresstest.NewMetrics(t)
 	b.spans = oteltest.NewSpans(t)
-	hosts, err := hostlist.Parse([]string{b.recv.hostPort(), fmt.Sprintf("%s:%d", otherHost, b.recv.srv.Port)})
-	require.NoError(t, err)
 	var private hostlist.List
 	if !o.blockPrivate {
 		private, err = hostlist.Parse([]string{b.recv.hostPort() + ";allow_private", fmt.Sprintf("%s:%d;allow_private", otherHost, b.recv.srv.Port)})
@@ -198,8 +190,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	provider, err := wire.NewSecretsProvider(s.Config)
 	require.NoError(t, err)
 	master := hmackey.New(provider, s.Config.Webhook.HMACMasterKeyRef)
-	b.master, err = master.Key(bg)
-	require.NoError(t, err)
+	b.master = b.w.MasterKey(t)
 
 	role := "api"
 	if o.worker {
@@ -230,13 +221,11 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 		sender = o.sender(sender)
 	}
 	b.d, err = app.NewDeliveries(app.DeliveryDeps{
-		UnitOfWork: b.uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Audit: audit,
-		Keys: s.Keys, State: s.Instance, Master: master,
-		Sender: sender, Scheduler: scheduler,
+		UnitOfWork: uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Audit: audit,
+		Keys: s.Keys, State: s.Instance, Master: master, Sender: sender, Scheduler: scheduler,
 		Clock: b.clock, Random: o.random, Logger: logger,
 	}, b.opts)
 	require.NoError(t, err)
-	hooks.d = b.d
 	require.NoError(t, appsjobs.RegisterWebhookDeliver(b.runtime, b.d))
 	if o.worker {
 		ctx, cancel := context.WithCancel(bg)
@@ -252,11 +241,11 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	sessions, err := syncpg.NewSessions(pool, b.clock, syncpg.SessionOptions{PollInterval: time.Hour})
 	require.NoError(t, err)
 	b.round, err = syncapp.NewRunner(eventsync.ConsumerWebhooks, b.d, syncapp.Deps{
-		UoW: b.uow, Events: syncpg.NewLog(pool), Cursors: syncpg.NewCursors(pool, b.clock), Coordinator: sessions,
+		UoW: uow, Events: syncpg.NewLog(pool), Cursors: syncpg.NewCursors(pool, b.clock), Coordinator: sessions,
 	}, syncapp.Options{BatchSize: 100, PollInterval: time.Hour})
 	require.NoError(t, err)
 	// The events of building the world (channels, Tracker's installation)
-	// go by before any subscription exists.
+	// come before Tracker's subscription could match any of them.
 	b.drain(t)
 	return b
 }
@@ -273,7 +262,7 @@ func (b *bundle) drain(tb testing.TB) {
 func (b *bundle) robin(t testing.TB) context.Context { return b.w.As(t, b.w.Robin.Token) }
 
 // registerApp registers an app name as Robin (no webhook delivery, the
-// scopes of Tracker, manifest events) and installs it with the event
+// world's scopes, manifest events) and installs it with the event
 // subscriptions subs. It returns the installation.
 func (b *bundle) registerApp(t testing.TB, name string, events, subs []string) apps.Installation {
 	t.Helper()
@@ -295,57 +284,48 @@ func (b *bundle) advance(t testing.TB, d time.Duration) {
 	b.fake.Advance(d)
 }
 
-// subscription describes a subscription a test creates.
-type subscription struct {
-	types []string
-	hmac  bool
-	url   string
-	state apps.SubscriptionState
-	// installation is Tracker's when zero.
-	installation ids.ID
-}
-
-// subscribe inserts an app subscription of Tracker's installation as
-// createWebhookSubscription leaves it (signing_key_kid of the active key,
-// created by Robin) and returns its ID.
-func (b *bundle) subscribe(t testing.TB, s subscription) ids.ID {
+// create creates a subscription of appID (Tracker's when zero) to the
+// receiver with types (message.created when nil) as Robin does
+// (createWebhookSubscription) and returns it with its one-time secret.
+func (b *bundle) create(t testing.TB, appID ids.ID, types []string, hmac bool) apps.SubscriptionCreated {
 	t.Helper()
-	if s.types == nil {
-		s.types = []string{"message.created"}
+	if appID.IsZero() {
+		appID = b.appID
 	}
-	if s.url == "" {
-		s.url = b.recv.url("/hooks/bothy?token=secret-path")
+	if types == nil {
+		types = []string{"message.created"}
 	}
-	if s.state == "" {
-		s.state = apps.SubscriptionActive
-	}
-	if s.installation.IsZero() {
-		s.installation = b.install.ID
-	}
-	signer, err := b.w.Services.Keys.Signer(bg, instance.PurposeWebhookOut)
+	created, err := b.w.Services.Webhooks.CreateSubscription(b.robin(t),
+		apps.CreateSubscription{AppID: appID, URL: b.recv.url(trackerPath), EventTypes: types, EnableHMAC: hmac})
 	require.NoError(t, err)
-	id, now := ids.New(), b.now()
-	var disabled *time.Time
-	if s.state == apps.SubscriptionDisabled {
-		disabled = &now
-	}
-	_, err = b.db.App.Exec(bg, `INSERT INTO webhook_subscriptions (id, app_installation_id, url, event_types, state,
-		signing_key_kid, hmac_enabled, hmac_generation, disabled_at, created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $10, $10)`,
-		id, s.installation, s.url, s.types, string(s.state), signer.KeyID(), s.hmac, disabled, b.w.Robin.ID, now)
-	require.NoError(t, err)
-	return id
+	return created
 }
 
-// withPending sets up a world with one active subscription of Tracker and
-// one pending delivery of a message Alex posted in Eskalation with text.
+// setState pauses, resumes or re-enables sub as Robin does
+// (updateWebhookSubscription): a resume or re-enable resets the failures
+// and makes the head due now with a job.
+func (b *bundle) setState(t testing.TB, sub ids.ID, state apps.SubscriptionState) {
+	t.Helper()
+	_, err := b.w.Services.Webhooks.UpdateSubscription(b.robin(t), apps.UpdateSubscription{ID: sub, State: &state})
+	require.NoError(t, err)
+}
+
+// disable switches sub off the way a system transition does, for a round
+// that must meet a disabled subscription.
+func (b *bundle) disable(t testing.TB, sub ids.ID) {
+	t.Helper()
+	_, err := b.db.App.Exec(bg, `UPDATE webhook_subscriptions SET state = 'disabled', disabled_at = $2 WHERE id = $1`, sub, b.now())
+	require.NoError(t, err)
+}
+
+// withPending sets up a world whose Tracker subscription has one pending
+// delivery of a message Alex posted in Eskalation with text.
 func withPending(t testing.TB, o options, text string) (*bundle, ids.ID) {
 	t.Helper()
 	b := deliveryWorld(t, o)
-	sub := b.subscribe(t, subscription{})
 	b.post(t, b.w.Alex, b.w.Eskalation, text)
 	b.runRound(t)
-	return b, sub
+	return b, b.sub
 }
 
 // post posts text in channel as p and returns the event's seq. It acts as
@@ -423,53 +403,10 @@ func (b *bundle) subscription(t testing.TB, sub ids.ID) subscriptionRow {
 	return r
 }
 
-// setState changes a subscription the way an owner's update does (Design
-// note 2 b): a resume or re-enable resets the failures, clears disabled_at
-// and makes the head due now, in one unit of work with its job.
-func (b *bundle) setState(t testing.TB, sub ids.ID, state apps.SubscriptionState) {
-	t.Helper()
-	require.NoError(t, b.uow.Do(bg, func(ctx context.Context) error {
-		now := b.now()
-		if state != apps.SubscriptionActive {
-			_, err := pg.Conn(ctx, b.db.App).Exec(ctx, `UPDATE webhook_subscriptions SET state = $2, disabled_at = NULL,
-				updated_at = $3 WHERE id = $1`, sub, string(state), now)
-			return err
-		}
-		if _, err := pg.Conn(ctx, b.db.App).Exec(ctx, `UPDATE webhook_subscriptions SET state = 'active', disabled_at = NULL,
-			consecutive_failures = 0, updated_at = $2 WHERE id = $1`, sub, now); err != nil {
-			return err
-		}
-		if _, err := pg.Conn(ctx, b.db.App).Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $2, updated_at = $2
-			WHERE id = (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' ORDER BY event_seq LIMIT 1)`,
-			sub, now); err != nil {
-			return err
-		}
-		return appsjobs.NewScheduler(b.runtime.Inserter()).Schedule(ctx, sub, now)
-	}))
-}
-
 // transitions returns the audit entries of webhook_out.transition.
 func (b *bundle) transitions(t testing.TB) []audittest.Row {
 	t.Helper()
 	return audittest.List(t, b.db.App, audittest.Filter{Action: "webhook_out.transition"})
-}
-
-// jobsOf returns the scheduled_at of the apps.webhook_deliver jobs of sub,
-// oldest insert first.
-func (b *bundle) jobsOf(t testing.TB, sub ids.ID) []time.Time {
-	t.Helper()
-	rows, err := b.db.App.Query(bg, `SELECT scheduled_at FROM river_job WHERE kind = 'apps.webhook_deliver'
-		AND args->>'subscription_id' = $1 ORDER BY id`, sub.String())
-	require.NoError(t, err)
-	defer rows.Close()
-	var out []time.Time
-	for rows.Next() {
-		var at time.Time
-		require.NoError(t, rows.Scan(&at))
-		out = append(out, at.UTC())
-	}
-	require.NoError(t, rows.Err())
-	return out
 }
 
 // otherHost is a second allowed host served by the same receiver, the

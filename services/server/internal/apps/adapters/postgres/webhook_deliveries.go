@@ -183,7 +183,7 @@ func (s *DeliveryStore) ClaimHead(ctx context.Context, subscriptionID ids.ID, no
 // FinishUnsent implements app.DeliveryStore.
 func (s *DeliveryStore) FinishUnsent(ctx context.Context, deliveryID ids.ID, attempt int, code apps.LastError, now time.Time) error {
 	n, err := s.q(ctx).WebhookDeliveryFinishUnsent(ctx, db.WebhookDeliveryFinishUnsentParams{
-		Attempt: int32(attempt), LastError: nullCode(code), Now: now, ID: deliveryID,
+		Attempt: int32(attempt), LastError: nullString(string(code)), Now: now, ID: deliveryID,
 	})
 	if err != nil {
 		return errs.Wrap(err, "apps: ending the webhook delivery failed")
@@ -210,60 +210,22 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 	p := db.WebhookDeliveryRecordAttemptParams{
 		Status:        string(r.Status),
 		NextAttemptAt: nullTime(r.NextAttemptAt),
-		LastError:     nullCode(r.LastError),
+		LastError:     nullString(string(r.LastError)),
+		ResponseCode:  nullInt32(r.ResponseCode),
 		DeliveredAt:   nullTime(r.DeliveredAt),
 		Now:           r.Now,
 		ID:            r.DeliveryID,
 		Attempt:       int32(r.Attempt),
 	}
-	if r.ResponseCode != 0 {
-		code := int32(r.ResponseCode)
-		p.ResponseCode = &code
-	}
 	if c := r.Subscription; c != nil {
 		p.ChangeSubscription = true
 		p.State, p.DisabledAt = string(c.State), nullTime(c.DisabledAt)
 		p.ConsecutiveFailures, p.Delivered = int32(c.ConsecutiveFailures), c.Delivered
-		if c.SigningKeyKID != "" {
-			kid := c.SigningKeyKID
-			p.SigningKeyKid = &kid
-		}
+		p.SigningKeyKid = nullString(c.SigningKeyKID)
 	}
 	n, err := s.q(ctx).WebhookDeliveryRecordAttempt(ctx, p)
 	if err != nil {
 		return false, errs.Wrap(err, "apps: recording the webhook attempt failed")
 	}
 	return n == 1, nil
-}
-
-// MakeInstallationHeadsDue implements app.DeliveryStore.
-func (s *DeliveryStore) MakeInstallationHeadsDue(ctx context.Context, installationID ids.ID, now time.Time) ([]ids.ID, error) {
-	q, err := s.locked(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out, err := q.WebhookDeliveryMakeInstallationHeadsDue(ctx, db.WebhookDeliveryMakeInstallationHeadsDueParams{
-		Now: now, InstallationID: installationID,
-	})
-	if err != nil {
-		return nil, errs.Wrap(err, "apps: making the webhook heads due failed")
-	}
-	return out, nil
-}
-
-// utc returns *t in UTC, or the zero time for nil.
-func utc(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-// nullCode returns nil for "" and the code otherwise.
-func nullCode(c apps.LastError) *string {
-	if c == "" {
-		return nil
-	}
-	s := string(c)
-	return &s
 }

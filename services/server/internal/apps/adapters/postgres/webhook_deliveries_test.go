@@ -17,19 +17,20 @@ import (
 	eventsync "bothy/server/internal/sync"
 )
 
-// subscription inserts an app subscription of inst to message.created.
-func (b *testBundle) subscription(t *testing.T, inst apps.Installation, state apps.SubscriptionState) ids.ID {
+// subscriptionIn inserts a subscription of inst to message.created in
+// state and returns its ID.
+func (b *testBundle) subscriptionIn(t *testing.T, inst apps.Installation, state apps.SubscriptionState) ids.ID {
 	t.Helper()
-	id := ids.New()
-	var disabled *time.Time
-	if state == apps.SubscriptionDisabled {
-		disabled = &start
+	id := b.subscription(t, inst, start).ID
+	if state != apps.SubscriptionActive {
+		var disabled *time.Time
+		if state == apps.SubscriptionDisabled {
+			disabled = &start
+		}
+		_, err := b.db.App.Exec(context.Background(), `UPDATE webhook_subscriptions SET state = $2, disabled_at = $3 WHERE id = $1`,
+			id, string(state), disabled)
+		require.NoError(t, err)
 	}
-	_, err := b.db.App.Exec(context.Background(), `INSERT INTO webhook_subscriptions (id, app_installation_id, url,
-		event_types, state, signing_key_kid, disabled_at, created_by, created_at, updated_at)
-		VALUES ($1, $2, 'https://hooks.example.com/bothy/events', '{message.created}', $3, 'kid', $4, $5, $6, $6)`,
-		id, inst.ID, string(state), disabled, b.owner, start)
-	require.NoError(t, err)
 	return id
 }
 
@@ -84,7 +85,7 @@ func TestDeliveryStoreQueriesAreIndexed(t *testing.T) {
 		SELECT uuidv7(), $1, 'https://hooks.example.com/bothy/events', '{channel.created}', 'active', 'kid', $2, $3, $3
 		FROM generate_series(1, 2000)`, inst.ID, b.owner, start)
 	require.NoError(t, err)
-	b.subscription(t, inst, apps.SubscriptionActive)
+	b.subscriptionIn(t, inst, apps.SubscriptionActive)
 	_, err = b.db.Owner.Exec(context.Background(), `ANALYZE webhook_subscriptions`)
 	require.NoError(t, err)
 	require.Contains(t, b.explain(t, `SELECT s.id FROM webhook_subscriptions s
@@ -102,9 +103,9 @@ func TestDeliveryStoreCandidatesAndBoundedCount(t *testing.T) {
 	ctx := context.Background()
 	s := postgres.NewDeliveryStore(b.db.App)
 	inst := b.install(t, b.app(t, "Tracker"))
-	active := b.subscription(t, inst, apps.SubscriptionActive)
-	paused := b.subscription(t, inst, apps.SubscriptionPaused)
-	b.subscription(t, inst, apps.SubscriptionDisabled)
+	active := b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	paused := b.subscriptionIn(t, inst, apps.SubscriptionPaused)
+	b.subscriptionIn(t, inst, apps.SubscriptionDisabled)
 
 	cands, err := s.DeliveryCandidates(ctx, "message.created")
 	require.NoError(t, err)
@@ -133,7 +134,7 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 	b := setup(t)
 	s := postgres.NewDeliveryStore(b.db.App)
 	inst := b.install(t, b.app(t, "Tracker"))
-	sub := b.subscription(t, inst, apps.SubscriptionActive)
+	sub := b.subscriptionIn(t, inst, apps.SubscriptionActive)
 	b.pending(t, s, sub, 7, 8)
 	ctx := context.Background()
 

@@ -199,50 +199,6 @@ func (q *Queries) WebhookDeliveryInsertForEvent(ctx context.Context, arg Webhook
 	return items, nil
 }
 
-const webhookDeliveryMakeInstallationHeadsDue = `-- name: WebhookDeliveryMakeInstallationHeadsDue :many
-WITH subs AS (
-    SELECT s.id FROM webhook_subscriptions s
-    WHERE s.app_installation_id = $2 AND s.state = 'active'
-    ORDER BY s.id
-    FOR NO KEY UPDATE
-)
-UPDATE webhook_deliveries d
-SET next_attempt_at = $1::timestamptz, updated_at = $1
-FROM subs, LATERAL (
-    SELECT h.id FROM webhook_deliveries h
-    WHERE h.subscription_id = subs.id AND h.status = 'pending'
-    ORDER BY h.event_seq
-    LIMIT 1
-) AS head
-WHERE d.id = head.id
-RETURNING d.subscription_id
-`
-
-type WebhookDeliveryMakeInstallationHeadsDueParams struct {
-	Now            time.Time
-	InstallationID ids.ID
-}
-
-func (q *Queries) WebhookDeliveryMakeInstallationHeadsDue(ctx context.Context, arg WebhookDeliveryMakeInstallationHeadsDueParams) ([]ids.ID, error) {
-	rows, err := q.db.Query(ctx, webhookDeliveryMakeInstallationHeadsDue, arg.Now, arg.InstallationID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ids.ID{}
-	for rows.Next() {
-		var subscription_id ids.ID
-		if err := rows.Scan(&subscription_id); err != nil {
-			return nil, err
-		}
-		items = append(items, subscription_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const webhookDeliveryRecordAttempt = `-- name: WebhookDeliveryRecordAttempt :one
 WITH delivery AS (
     UPDATE webhook_deliveries d

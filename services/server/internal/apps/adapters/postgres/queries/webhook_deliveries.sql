@@ -127,21 +127,3 @@ WITH delivery AS (
     RETURNING s.id
 )
 SELECT count(*)::int AS recorded FROM delivery;
-
--- name: WebhookDeliveryMakeInstallationHeadsDue :many
-WITH subs AS (
-    SELECT s.id FROM webhook_subscriptions s
-    WHERE s.app_installation_id = @installation_id AND s.state = 'active'
-    ORDER BY s.id
-    FOR NO KEY UPDATE
-)
-UPDATE webhook_deliveries d
-SET next_attempt_at = @now::timestamptz, updated_at = @now
-FROM subs, LATERAL (
-    SELECT h.id FROM webhook_deliveries h
-    WHERE h.subscription_id = subs.id AND h.status = 'pending'
-    ORDER BY h.event_seq
-    LIMIT 1
-) AS head
-WHERE d.id = head.id
-RETURNING d.subscription_id;
