@@ -3,6 +3,7 @@ package domain_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,48 @@ func TestScopesMatchTheCatalogue(t *testing.T) {
 		require.True(t, ok, ev.Type)
 		require.Equal(t, want, need, ev.Type)
 	}
+}
+
+// contract is the part of api/openapi.yaml the subscribable set depends
+// on: the outgoing webhooks, one key per event type (OpenAPI 3.0.3 keeps
+// them under x-webhooks).
+type contract struct {
+	Webhooks map[string]any `yaml:"x-webhooks"`
+}
+
+// TestAppSubscribableMatchesContract (Design note 10, D-M2-26-9): the
+// hand-written subscribable set is exactly the event types of the
+// webhooks of the HTTP contract minus those an agent receives (receivers
+// containing agent in docs/spec/actions.yaml), read from the repository,
+// so a new webhook or receiver in either file fails here until the table
+// follows.
+func TestAppSubscribableMatchesContract(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..", "..", "..", "..")
+	raw, err := os.ReadFile(filepath.Join(root, "api", "openapi.yaml"))
+	require.NoError(t, err)
+	var api contract
+	require.NoError(t, yaml.Unmarshal(raw, &api))
+	require.NotEmpty(t, api.Webhooks, "api/openapi.yaml lists its webhooks under x-webhooks")
+
+	raw, err = os.ReadFile(filepath.Join(root, "docs", "spec", "actions.yaml"))
+	require.NoError(t, err)
+	var c catalogue
+	require.NoError(t, yaml.Unmarshal(raw, &c))
+	agentOnly := map[string]bool{}
+	for _, ev := range c.Events {
+		if slices.Contains(ev.Receivers, "agent") {
+			agentOnly[ev.Type] = true
+		}
+	}
+	require.NotEmpty(t, agentOnly, "docs/spec/actions.yaml names the receivers of its events")
+
+	want := []string{}
+	for typ := range api.Webhooks {
+		if !agentOnly[typ] {
+			want = append(want, typ)
+		}
+	}
+	slices.Sort(want)
+	require.Equal(t, want, domain.SubscribableEventTypes())
 }
