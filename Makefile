@@ -74,9 +74,11 @@ ROUTEGEN  := $(TOOLS_RUN) ./routegen -spec $(API_SPEC) -operations $(API_PKG)/op
 ROUTEGEN_FILES := openapi.gen.yaml api.gen.go operations.gen.go
 APITABLES := $(TOOLS_RUN) ./apitables -spec $(API_SPEC) -errors-doc $(CURDIR)/docs/spec/06-api.md -webhooks-doc $(CURDIR)/docs/api/webhooks.md
 REDOCLY   := npx --yes @redocly/cli@2.77.0
-# Packages whose TestRegisterCheck* tests make up make register-check; the
-# role assembly adds its package when it checks the real server.
-REGISTER_CHECK_PKGS ?= ./api/...
+# Packages whose TestRegisterCheck* tests make up make register-check: the
+# generated table (api) and the real server the role assembly composes
+# (internal/wire, which starts a throwaway PostgreSQL like every test binary
+# of its package).
+REGISTER_CHECK_PKGS ?= ./api/... ./internal/wire/...
 
 # sqlc is pinned in its own tools module and built without cgo (its WASM
 # parser), once, into Go's build cache.
