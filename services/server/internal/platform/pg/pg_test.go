@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/kernel/txn"
@@ -207,4 +209,96 @@ func TestUnitOfWorkRollsBackOnPanic(t *testing.T) {
 	require.NoError(t, db.App.QueryRow(ctx, `SELECT count(*) FROM panic_probe`).Scan(&n))
 	require.Zero(t, n)
 	require.Zero(t, db.App.Stat().AcquiredConns(), "the connection went back to the pool")
+}
+
+// statementLog records the SQL of every statement a pool sends, one entry
+// per round trip.
+type statementLog struct {
+	mu  sync.Mutex
+	sql []string
+}
+
+func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sql = append(l.sql, d.SQL)
+	return ctx
+}
+
+func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (l *statementLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.sql
+	l.sql = nil
+	return out
+}
+
+// tracedPool returns a pool of one connection over db whose statements log
+// records.
+func tracedPool(t testing.TB, db *pgtest.DB, log *statementLog) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(db.AppURL)
+	require.NoError(t, err)
+	cfg.ConnConfig.Tracer = log
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// TestUnitOfWorkSetsLockTimeoutInTheBeginRoundTrip: BEGIN and SET LOCAL
+// lock_timeout (database.lock_timeout) go to the server in one round trip,
+// the timeout holds inside the unit of work, and it ends with it.
+func TestUnitOfWorkSetsLockTimeoutInTheBeginRoundTrip(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	log := &statementLog{}
+	pool := tracedPool(t, db, log)
+	require.NoError(t, pool.Ping(ctx))
+	log.take()
+
+	uow := pg.NewUnitOfWork(pool, 0, 1500*time.Millisecond)
+	var inside string
+	require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
+		return pg.Conn(ctx, pool).QueryRow(ctx, `SHOW lock_timeout`).Scan(&inside)
+	}))
+	require.Equal(t, "1500ms", inside)
+	sent := log.take()
+	require.Len(t, sent, 3, "begin with the timeout, the query, commit: %q", sent)
+	require.Equal(t, "begin; SET LOCAL lock_timeout = 1500", sent[0])
+
+	var after string
+	require.NoError(t, pool.QueryRow(ctx, `SHOW lock_timeout`).Scan(&after))
+	require.Equal(t, "0", after, "SET LOCAL ends with the transaction")
+
+	log.take()
+	require.NoError(t, pg.NewUnitOfWork(pool, 0, 0).Do(ctx, func(ctx context.Context) error {
+		return pg.Conn(ctx, pool).QueryRow(ctx, `SHOW lock_timeout`).Scan(&inside)
+	}))
+	require.Equal(t, "0", inside, "without database.lock_timeout the server default holds")
+	require.Equal(t, "begin", log.take()[0])
+}
+
+// BenchmarkUnitOfWork measures one unit of work with one short query:
+// begin (with the lock timeout of database.lock_timeout), the query and
+// commit, on one connection.
+func BenchmarkUnitOfWork(b *testing.B) {
+	db := pgtest.New(b)
+	ctx := context.Background()
+	log := &statementLog{}
+	pool := tracedPool(b, db, log)
+	uow := pg.NewUnitOfWork(pool, 0, time.Second)
+	log.take()
+	b.ResetTimer()
+	for b.Loop() {
+		require.NoError(b, uow.Do(ctx, func(ctx context.Context) error {
+			var one int
+			return pg.Conn(ctx, pool).QueryRow(ctx, `SELECT 1`).Scan(&one)
+		}))
+	}
+	b.ReportMetric(float64(len(log.take()))/float64(b.N), "stmts/op")
 }

@@ -49,9 +49,11 @@ func Conn(ctx context.Context, pool *pgxpool.Pool) DBTX {
 
 // UnitOfWork implements txn.UnitOfWork over a pgx pool.
 type UnitOfWork struct {
-	pool        *pgxpool.Pool
-	retryMax    int
-	lockTimeout time.Duration
+	pool     *pgxpool.Pool
+	retryMax int
+	// txOptions begin a transaction and set its lock timeout in one round
+	// trip (a simple-protocol query of two statements).
+	txOptions pgx.TxOptions
 }
 
 var _ txn.UnitOfWork = (*UnitOfWork)(nil)
@@ -65,7 +67,14 @@ func NewUnitOfWork(pool *pgxpool.Pool, retryMax int, lockTimeout time.Duration) 
 	if pool == nil {
 		panic("pg: NewUnitOfWork needs a pool")
 	}
-	return &UnitOfWork{pool: pool, retryMax: retryMax, lockTimeout: lockTimeout}
+	u := &UnitOfWork{pool: pool, retryMax: retryMax}
+	if lockTimeout > 0 {
+		// BEGIN and SET LOCAL in one query string: the transaction block
+		// BEGIN opens lasts past the query, and the setting ends with it.
+		// Sending both at once saves a round trip per unit of work.
+		u.txOptions.BeginQuery = fmt.Sprintf("begin; SET LOCAL lock_timeout = %d", lockTimeout.Milliseconds())
+	}
+	return u
 }
 
 // Do implements txn.UnitOfWork. Transactions run at READ COMMITTED; rules that
@@ -83,7 +92,7 @@ func (u *UnitOfWork) Do(ctx context.Context, fn func(ctx context.Context) error)
 }
 
 func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) error) (err error) {
-	tx, err := u.pool.Begin(ctx)
+	tx, err := u.pool.BeginTx(ctx, u.txOptions)
 	if err != nil {
 		return fmt.Errorf("pg: begin: %w", err)
 	}
@@ -95,11 +104,6 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	if u.lockTimeout > 0 {
-		if _, err = tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", u.lockTimeout.Milliseconds())); err != nil {
-			return fmt.Errorf("pg: setting lock_timeout: %w", err)
-		}
-	}
 	if err = fn(WithTx(ctx, tx)); err != nil {
 		return err
 	}
