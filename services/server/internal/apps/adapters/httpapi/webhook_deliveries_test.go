@@ -129,6 +129,11 @@ func TestListWebhookSubscriptionsAndDeliveries(t *testing.T) {
 	})
 }
 
+// TestRedeliverWebhook is the operation redeliverWebhook: the rows, the
+// job, the audit entry, the replay, event_expired and the 404 for Alex.
+// Its send side (the same webhook-id, a dead row ends succeeded, a pending
+// row in backoff goes out at once) is TestRedeliverWebhookSendSide in
+// internal/apps/app, where the delivery engine runs.
 func TestRedeliverWebhook(t *testing.T) {
 	t.Parallel()
 	b := setupWebhooks(t)
