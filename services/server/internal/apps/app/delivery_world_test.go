@@ -97,6 +97,10 @@ type options struct {
 	scheduler func(app.DeliveryScheduler) app.DeliveryScheduler
 	// sender wraps the webhook sender, to inject a cancellation.
 	sender func(app.WebhookSender) app.WebhookSender
+	// logs, when set, receives the log lines of the delivery path and the
+	// egress client through the production handler of platform/otel
+	// instead of the record capture of egresstest.
+	logs *oteltest.Logs
 }
 
 type bundle struct {
@@ -174,6 +178,9 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	})
 	var egressLogger *slog.Logger
 	egressLogger, b.egressLog = egresstest.NewLogs()
+	if o.logs != nil {
+		egressLogger = o.logs.Logger()
+	}
 	b.metrics = egresstest.NewMetrics(t)
 	b.spans = oteltest.NewSpans(t)
 	var private hostlist.List
@@ -208,6 +215,9 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 
 	var logger *slog.Logger
 	logger, b.log = egresstest.NewLogs()
+	if o.logs != nil {
+		logger = o.logs.Logger()
+	}
 	var store app.DeliveryStore = appspg.NewDeliveryStore(pool)
 	if o.wrap != nil {
 		store = o.wrap(store)
