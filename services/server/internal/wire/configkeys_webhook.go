@@ -14,7 +14,7 @@ import (
 func webhookConfigKeys() []config.Key {
 	return []config.Key{
 		{Name: "webhook.delivery_timeout", Kind: config.KindDuration, Default: "10s", Min: "0s", MinExclusive: true, Max: "5m", Chapter: chapter11,
-			Doc: "Time limit of one delivery attempt, and the lease after which an unfinished attempt is sent again."},
+			Doc: "Time limit of one delivery attempt, and its lease: an unfinished attempt is sent again after it, by the lease wake-up of its run (ADR 0067)."},
 		{Name: "webhook.max_consecutive_failures", Kind: config.KindInt, Default: "50", Min: "1", Unit: "failures", Chapter: chapter03,
 			Doc: "Failed attempts in a row after which a subscription is disabled; throttled attempts do not count."},
 		{Name: "webhook.retry_backoff_base", Kind: config.KindDuration, Default: "5s", Min: "0s", MinExclusive: true, Chapter: chapter03,
@@ -36,7 +36,7 @@ func webhookConfigKeys() []config.Key {
 		{Name: "webhook.chain_max_deliveries", Kind: config.KindInt, Default: "100", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter02,
 			Doc: "Budget of one run of the delivery job: most deliveries it sends before it leaves the next head to a new job."},
 		{Name: "webhook.chain_max_duration", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
-			Doc: "Budget of one run of the delivery job: how long it goes on with the next head before it leaves it to a new job."},
+			Doc: "Budget of one run of the delivery job: how long it goes on with the next head before it leaves it to a new job; the run's lease wake-up is due this long plus webhook.delivery_timeout after its start (ADR 0067)."},
 	}
 }
 

@@ -18,35 +18,60 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
-// statements counts the SQL statements the delivery path sends, by their
-// first word (BEGIN, SELECT, UPDATE, INSERT, COMMIT, SET, WITH).
+// statements counts the statements (round trips) the delivery path sends,
+// by their first word (BEGIN, SELECT, UPDATE, INSERT, COMMIT, WITH).
+// It also sums the time each kind of statement takes, from sending it to
+// its result: under the load of a shared machine the share of a kind in
+// the total says more than the absolute times.
 type statements struct {
 	mu     sync.Mutex
 	on     bool
 	byVerb map[string]int
+	timeOf map[string]time.Duration
 }
+
+// started is the context value of a traced statement: its kind and start.
+type started struct {
+	verb string
+	at   time.Time
+}
+
+type startedKey struct{}
 
 func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.on {
-		sql := strings.TrimSpace(d.SQL)
-		for strings.HasPrefix(sql, "--") {
-			_, sql, _ = strings.Cut(sql, "\n")
-			sql = strings.TrimSpace(sql)
-		}
-		verb, _, _ := strings.Cut(sql, " ")
-		s.byVerb[strings.ToUpper(verb)]++
+	if !s.on {
+		return ctx
 	}
-	return ctx
+	sql := strings.TrimSpace(d.SQL)
+	for strings.HasPrefix(sql, "--") {
+		_, sql, _ = strings.Cut(sql, "\n")
+		sql = strings.TrimSpace(sql)
+	}
+	verb, _, _ := strings.Cut(sql, " ")
+	// "begin; SET LOCAL ..." is one round trip (platform/pg).
+	verb = strings.ToUpper(strings.TrimSuffix(verb, ";"))
+	s.byVerb[verb]++
+	return context.WithValue(ctx, startedKey{}, started{verb: verb, at: time.Now()})
 }
 
-func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (s *statements) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	st, ok := ctx.Value(startedKey{}).(started)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.on {
+		s.timeOf[st.verb] += time.Since(st.at)
+	}
+}
 
 func (s *statements) count(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.on, s.byVerb = on, map[string]int{}
+	s.on, s.byVerb, s.timeOf = on, map[string]int{}, map[string]time.Duration{}
 }
 
 // report adds the statements per unit as a metric and their breakdown to
@@ -54,18 +79,21 @@ func (s *statements) count(on bool) {
 func (s *statements) report(b *testing.B, units int, unit string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	total := 0
+	total, spent := 0, time.Duration(0)
 	verbs := make([]string, 0, len(s.byVerb))
 	for v, n := range s.byVerb {
 		total += n
+		spent += s.timeOf[v]
 		verbs = append(verbs, v)
 	}
 	sort.Strings(verbs)
 	parts := make([]string, 0, len(verbs))
 	for _, v := range verbs {
-		parts = append(parts, fmt.Sprintf("%s %.2f", v, float64(s.byVerb[v])/float64(units)))
+		parts = append(parts, fmt.Sprintf("%s %.2f (%.0f%% of the time)", v, float64(s.byVerb[v])/float64(units),
+			100*s.timeOf[v].Seconds()/max(spent.Seconds(), 1e-9)))
 	}
 	b.ReportMetric(float64(total)/float64(units), "stmts/"+unit)
+	b.ReportMetric(float64(spent.Microseconds())/float64(units), "db-µs/"+unit)
 	b.Logf("statements per %s: %.2f (%s)", unit, float64(total)/float64(units), strings.Join(parts, ", "))
 }
 
@@ -91,7 +119,8 @@ func (w *bundle) appendEvents(tb testing.TB, n int) {
 
 // withoutLeaseWakeUps drops the jobs scheduled after now (the lease
 // wake-ups; the benchmark has no retries). It exists only to measure what
-// the lease wake-up costs; the product always schedules it (Design note 4).
+// the lease wake-up costs; the product always schedules it (Design note 4,
+// once per run since ADR 0067).
 type withoutLeaseWakeUps struct {
 	app.DeliveryScheduler
 	clock interface{ Now() time.Time }
@@ -105,8 +134,9 @@ func (s withoutLeaseWakeUps) Schedule(ctx context.Context, sub ids.ID, at time.T
 }
 
 // BenchmarkDeliverLoop measures the attempt loop: claim under the row
-// lock, event read, webhook_out.deliver, signing (v1a and v1), lease with
-// its wake-up job, send to a local TLS receiver over the egress client,
+// lock, event read, webhook_out.deliver, signing (v1a and v1), lease (the
+// run's first claim also schedules its one wake-up job, ADR 0067), send to
+// a local TLS receiver over the egress client,
 // record, and the claim of the next head in the same transaction. b.N
 // deliveries are spread over the given number of subscriptions, whose jobs
 // run at once (one chain each, as River's delivery workers would). It

@@ -48,6 +48,28 @@ type chain struct {
 	// stop is set when the job's context ended after an answer arrived:
 	// the answer is still recorded, and the next head is left to a new job.
 	stop bool
+	// wakeUp is set once the run's lease wake-up is scheduled (ADR 0067).
+	wakeUp bool
+}
+
+// wakeUpAt returns when the lease wake-up of a run must run: the latest
+// time a lease of the run can end (ADR 0067). A claim after the first one
+// happens only while less than webhook.chain_max_duration has passed since
+// the run started and at least one webhook.delivery_timeout is left before
+// the job's deadline (exhausted), so its lease, one
+// webhook.delivery_timeout from the claim, ends by start +
+// webhook.chain_max_duration + webhook.delivery_timeout and by the
+// deadline. The first claim is never refused, so its own lease is the
+// lower bound.
+func (s *Deliveries) wakeUpAt(ctx context.Context, c *chain, firstLease time.Time) time.Time {
+	at := c.start.Add(s.opts.ChainMaxDuration + s.opts.DeliveryTimeout)
+	if deadline, ok := ctx.Deadline(); ok && deadline.Before(at) {
+		at = deadline
+	}
+	if at.Before(firstLease) {
+		return firstLease
+	}
+	return at
 }
 
 // exhausted reports whether the run must leave the next head to a new job:
@@ -72,10 +94,12 @@ func (s *Deliveries) exhausted(ctx context.Context, c *chain, now time.Time) boo
 // Deliver runs the job apps.webhook_deliver for subscriptionID (Design note
 // 4, D-M2-26-3): it claims the subscription's head when it is due, checks
 // the event, webhook_out.deliver with the app's current rights and the
-// routing, signs, leases and schedules the lease wake-up, commits, sends
+// routing, signs, leases it for webhook.delivery_timeout, commits, sends
 // outside any transaction, and records the outcome; then it goes on with
 // the next due head within the chain budget. The record of one attempt and
-// the claim of the next share one transaction.
+// the claim of the next share one transaction. The run's first claim
+// schedules its one lease wake-up, at the latest time any lease of the run
+// can end (ADR 0067).
 //
 // Every trigger (a round, the chain, a retry, the lease wake-up, a resume,
 // a redelivery) runs the same job; several jobs of one subscription
@@ -102,10 +126,11 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 			failures []failure
 			changes  []transition
 		)
-		finished := c.finished
+		finished, wakeUp := c.finished, c.wakeUp
 		err := s.uow.Do(ctx, func(ctx context.Context) error {
-			// The unit of work may run this again after a deadlock.
-			next, failures, changes, c.finished = nil, nil, nil, finished
+			// The unit of work may run this again after a deadlock, and a
+			// rolled back run inserted no wake-up.
+			next, failures, changes, c.finished, c.wakeUp = nil, nil, nil, finished, wakeUp
 			t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
 			if err != nil || !ok {
 				// A subscription deleted during the attempt: its result is
@@ -195,11 +220,16 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 			return nil, err
 		}
 		a.host = host
-		// The lease wake-up: an attempt whose send or record ends with an
-		// error, a cancellation or a crash is sent again once the lease has
-		// run out.
-		if err := s.scheduler.Schedule(ctx, t.SubscriptionID, lease); err != nil {
-			return nil, err
+		// The lease wake-up (ADR 0067): an attempt whose send or record
+		// ends with an error, a cancellation or a crash is sent again once
+		// its lease has run out. One wake-up per run, scheduled at its
+		// first claim for the latest end of any lease of the run, serves
+		// every claim of the run; later claims insert nothing.
+		if !c.wakeUp {
+			if err := s.scheduler.Schedule(ctx, t.SubscriptionID, s.wakeUpAt(ctx, c, lease)); err != nil {
+				return nil, err
+			}
+			c.wakeUp = true
 		}
 		return a, nil
 	}

@@ -29,8 +29,8 @@ type DeliveryOptions struct {
 	// webhook.retry_max_age (Design note 7).
 	Retry domain.RetryConfig
 	// DeliveryTimeout is webhook.delivery_timeout: the lease of a claimed
-	// attempt, after which the lease wake-up sends it again. The egress
-	// client bounds the exchange with the same key.
+	// attempt, after which the lease wake-up of its run sends it again
+	// (ADR 0067). The egress client bounds the exchange with the same key.
 	DeliveryTimeout time.Duration
 	// MaxConsecutiveFailures is webhook.max_consecutive_failures.
 	MaxConsecutiveFailures int
@@ -45,7 +45,8 @@ type DeliveryOptions struct {
 	// to a new job.
 	ChainMaxDeliveries int
 	// ChainMaxDuration is webhook.chain_max_duration: how long one run of
-	// the job goes on with the next head.
+	// the job goes on with the next head. A run's lease wake-up is due this
+	// long plus DeliveryTimeout after its start (ADR 0067).
 	ChainMaxDuration time.Duration
 }
 

@@ -180,12 +180,14 @@ func (s *failingStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (
 // TestDeliveryCrashAfterSend (plan "duplicate delivery"): the record step
 // fails once after a 2xx; River's retry finds the lease ahead and ends;
 // after the lease the lease wake-up sends again with the same webhook-id,
-// and the row ends succeeded once.
+// and the row ends succeeded once. The run's wake-up is due at its start +
+// webhook.chain_max_duration + webhook.delivery_timeout (ADR 0067), so the
+// test configuration keeps both short.
 func TestDeliveryCrashAfterSend(t *testing.T) {
 	t.Parallel()
 	store := &failingStore{}
 	b := deliveryWorld(t, options{worker: true, realClock: true,
-		change: func(o *app.DeliveryOptions) { o.DeliveryTimeout = 2 * time.Second },
+		change: func(o *app.DeliveryOptions) { o.DeliveryTimeout, o.ChainMaxDuration = 2*time.Second, time.Second },
 		wrap: func(s app.DeliveryStore) app.DeliveryStore {
 			store.DeliveryStore = s
 			return store
@@ -266,4 +268,89 @@ func TestDeliveryCancelledAfterTheAnswerIsRecorded(t *testing.T) {
 	scheduled := b.w.Scheduled(t, sub)
 	require.Len(t, scheduled, jobs+2, "the lease wake-up of the attempt and the next job")
 	require.Contains(t, scheduled, b.now(), "the next head is scheduled at once")
+}
+
+// failingRecord fails the record of the nth sent attempt (from 1), once: a
+// process that dies after that attempt went out and before its result was
+// written.
+type failingRecord struct {
+	app.DeliveryStore
+	nth     int32
+	records atomic.Int32
+}
+
+func (s *failingRecord) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
+	if s.records.Add(1) == s.nth {
+		return false, errInjected
+	}
+	return s.DeliveryStore.RecordAttempt(ctx, r)
+}
+
+// TestDeliveryCrashMidChainSendsAgainAfterTheLease (ADR 0067): a run sends
+// a chain of heads and dies after sending the second. The run scheduled
+// one lease wake-up, at its first claim, for the latest time a lease of the
+// run can end (its start + webhook.chain_max_duration +
+// webhook.delivery_timeout); its later claims inserted nothing, and every
+// claim still leased its head for webhook.delivery_timeout. A retry of the
+// run inside the lease sends nothing; the wake-up sends the second head
+// again with the same webhook-id and the chain goes on in seq order.
+func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
+	t.Parallel()
+	store := &failingRecord{nth: 2}
+	b := deliveryWorld(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
+		store.DeliveryStore = s
+		return store
+	}})
+	sub := b.sub
+	for _, text := range []string{"first", "second", "third", "fourth"} {
+		b.post(t, b.w.Alex, b.w.Eskalation, text)
+	}
+	b.runRound(t)
+	rows := b.deliveries(t, sub)
+	require.Len(t, rows, 4)
+	before := b.w.Scheduled(t, sub)
+	start := b.now()
+
+	require.ErrorIs(t, b.d.Deliver(bg, sub), errInjected, "the run dies after sending the second head")
+	got := b.recv.requests()
+	require.Len(t, got, 2)
+	wakeUp := start.Add(b.opts.ChainMaxDuration + b.opts.DeliveryTimeout)
+	require.Equal(t, append(before, wakeUp), b.w.Scheduled(t, sub), "one wake-up for the run, none per claim")
+	second := b.deliveries(t, sub)[1]
+	require.Equal(t, "pending", second.Status)
+	require.Equal(t, 1, second.Attempt)
+	require.True(t, second.NextAttemptAt.Equal(start.Add(b.opts.DeliveryTimeout)), "the claim leased it for webhook.delivery_timeout")
+
+	b.deliver(t, sub) // River's retry of the run, inside the lease
+	require.Len(t, b.recv.requests(), 2, "the lease keeps a retry from sending")
+	b.advance(t, wakeUp.Sub(b.now()))
+	b.deliver(t, sub) // the wake-up
+	got = b.recv.requests()
+	var order []string
+	for _, r := range got {
+		order = append(order, r.id)
+	}
+	ev := func(i int) string { return rows[i].EventID.String() }
+	require.Equal(t, []string{ev(0), ev(1), ev(1), ev(2), ev(3)}, order, "the second again with the same webhook-id, then the rest in order")
+	for i, r := range b.deliveries(t, sub) {
+		require.Equal(t, "succeeded", r.Status, "delivery %d", i)
+	}
+	require.Equal(t, 2, b.deliveries(t, sub)[1].Attempt)
+	require.Equal(t, rows[3].EventSeq, b.subscription(t, sub).LastDeliveredSeq)
+}
+
+// TestDeliveryLeaseWakeUpIsBoundedByTheJobDeadline (ADR 0067): a run whose
+// job ends before start + webhook.chain_max_duration +
+// webhook.delivery_timeout stops claiming one webhook.delivery_timeout
+// before its deadline, so its wake-up is due at the deadline.
+func TestDeliveryLeaseWakeUpIsBoundedByTheJobDeadline(t *testing.T) {
+	t.Parallel()
+	b, sub := withPending(t, options{}, "within the job's deadline")
+	before := b.w.Scheduled(t, sub)
+	deadline := b.now().Add(b.opts.DeliveryTimeout + b.opts.ChainMaxDuration/2)
+	ctx, cancel := context.WithDeadline(bg, deadline)
+	defer cancel()
+	require.NoError(t, b.d.Deliver(ctx, sub))
+	require.Len(t, b.recv.requests(), 1)
+	require.Equal(t, append(before, deadline), b.w.Scheduled(t, sub))
 }
