@@ -39,6 +39,24 @@ test: pg-install ## Run every test with -race against real PostgreSQL 18.
 test-short: pg-install ## Run the tests without -race (faster feedback).
 	cd $(SERVER) && $(GO) test -count=1 ./...
 
+# Benchmarks: every Benchmark* of the server module, in the packages that
+# have one. BENCH_TIME is go test's -benchtime: a fixed iteration count
+# (100x) keeps one pass short; raise it (2000x) and BENCH_COUNT (6) to
+# compare two states with benchstat (services/server/README.md,
+# "Benchmarks").
+BENCH_TIME  ?= 100x
+BENCH_COUNT ?= 1
+BENCH_PKGS   = $$(grep -rl --include='*_test.go' '^func Benchmark' . | xargs -n1 dirname | sort -u)
+
+.PHONY: bench
+bench: pg-install ## Run every benchmark of the server module once with a short -benchtime (BENCH_TIME, default 100x); see services/server/README.md.
+	cd $(SERVER) && $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) $(BENCH_PKGS)
+
+.PHONY: bench-compare
+bench-compare: ## Compare two saved `make bench` outputs with the pinned benchstat: make bench-compare OLD=a.txt NEW=b.txt.
+	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make bench-compare OLD=old.txt NEW=new.txt" >&2; exit 2; }
+	old=$$(realpath "$(OLD)"); new=$$(realpath "$(NEW)"); cd tools/benchstat && GOWORK=off $(GO) tool benchstat "$$old" "$$new"
+
 .PHONY: migrations-lock
 migrations-lock: ## Record the checksums of new migrations in migrations.sha256 (merged lines never change).
 	quality/migrations.sh lock
