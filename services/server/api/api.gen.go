@@ -18,6 +18,66 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AppDeliveryMode.
+const (
+	Webhook AppDeliveryMode = "webhook"
+)
+
+// Valid indicates whether the value is a known member of the AppDeliveryMode enum.
+func (e AppDeliveryMode) Valid() bool {
+	switch e {
+	case Webhook:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppInstallationState.
+const (
+	AppInstallationStateActive      AppInstallationState = "active"
+	AppInstallationStateSuspended   AppInstallationState = "suspended"
+	AppInstallationStateUninstalled AppInstallationState = "uninstalled"
+)
+
+// Valid indicates whether the value is a known member of the AppInstallationState enum.
+func (e AppInstallationState) Valid() bool {
+	switch e {
+	case AppInstallationStateActive:
+		return true
+	case AppInstallationStateSuspended:
+		return true
+	case AppInstallationStateUninstalled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppScope.
+const (
+	ChannelsRead    AppScope = "channels:read"
+	EventsSubscribe AppScope = "events:subscribe"
+	MessagesRead    AppScope = "messages:read"
+	MessagesWrite   AppScope = "messages:write"
+)
+
+// Valid indicates whether the value is a known member of the AppScope enum.
+func (e AppScope) Valid() bool {
+	switch e {
+	case ChannelsRead:
+		return true
+	case EventsSubscribe:
+		return true
+	case MessagesRead:
+		return true
+	case MessagesWrite:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventActorKind.
 const (
 	EventActorKindAgent  EventActorKind = "agent"
@@ -257,23 +317,144 @@ func (e ProblemCode) Valid() bool {
 
 // Defines values for WebhookKeyState.
 const (
-	Active   WebhookKeyState = "active"
-	Next     WebhookKeyState = "next"
-	Retiring WebhookKeyState = "retiring"
+	WebhookKeyStateActive   WebhookKeyState = "active"
+	WebhookKeyStateNext     WebhookKeyState = "next"
+	WebhookKeyStateRetiring WebhookKeyState = "retiring"
 )
 
 // Valid indicates whether the value is a known member of the WebhookKeyState enum.
 func (e WebhookKeyState) Valid() bool {
 	switch e {
-	case Active:
+	case WebhookKeyStateActive:
 		return true
-	case Next:
+	case WebhookKeyStateNext:
 		return true
-	case Retiring:
+	case WebhookKeyStateRetiring:
 		return true
 	default:
 		return false
 	}
+}
+
+// App defines model for App.
+type App struct {
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id       Id          `json:"id"`
+	Manifest AppManifest `json:"manifest"`
+
+	// Name Example: Tracker
+	Name string `json:"name"`
+
+	// UpdatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	UpdatedAt Timestamp `json:"updated_at"`
+}
+
+// AppCreate defines model for AppCreate.
+type AppCreate struct {
+	Manifest AppManifest `json:"manifest"`
+}
+
+// AppDelivery defines model for AppDelivery.
+type AppDelivery struct {
+	// EventsUrl The https address of the webhook subscription created at installation.
+	//
+	// Example: https://hooks.example.com/bothy/events
+	EventsUrl string `json:"events_url"`
+
+	// Mode How the app receives its events.
+	Mode AppDeliveryMode `json:"mode"`
+}
+
+// AppDeliveryMode How the app receives its events.
+type AppDeliveryMode string
+
+// AppInstallation defines model for AppInstallation.
+type AppInstallation struct {
+	// AppId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	AppId Id `json:"app_id"`
+
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// EventSubscriptions The event types the installation may subscribe to.
+	EventSubscriptions []EventType `json:"event_subscriptions"`
+	GrantedScopes      []AppScope  `json:"granted_scopes"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id Id `json:"id"`
+
+	// PrincipalId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	PrincipalId Id                   `json:"principal_id"`
+	State       AppInstallationState `json:"state"`
+
+	// UpdatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	UpdatedAt Timestamp `json:"updated_at"`
+}
+
+// AppInstallationCreate defines model for AppInstallationCreate.
+type AppInstallationCreate struct {
+	// EventSubscriptions The event types to allow, a subset of the manifest's events; absent means all of them.
+	EventSubscriptions *[]EventType `json:"event_subscriptions,omitempty"`
+
+	// Scopes The scopes to grant, a subset of the manifest's scopes.
+	Scopes []AppScope `json:"scopes"`
+}
+
+// AppInstallationCreated defines model for AppInstallationCreated.
+type AppInstallationCreated struct {
+	// AppToken The bearer token of the app. A one-time secret, shown only in this response.
+	AppToken     string          `json:"app_token"`
+	Installation AppInstallation `json:"installation"`
+}
+
+// AppInstallationState defines model for AppInstallationState.
+type AppInstallationState string
+
+// AppList defines model for AppList.
+type AppList struct {
+	Items []App `json:"items"`
+}
+
+// AppManifest defines model for AppManifest.
+type AppManifest struct {
+	Delivery *AppDelivery `json:"delivery,omitempty"`
+
+	// Description Example: Turns escalations into tickets.
+	Description *string `json:"description,omitempty"`
+
+	// Events The event types the app wants to receive.
+	Events *[]EventType `json:"events,omitempty"`
+
+	// Name Example: Tracker
+	Name   string     `json:"name"`
+	Scopes []AppScope `json:"scopes"`
+}
+
+// AppScope A scope an app can be granted (docs/spec/05-actions.md section 2.6).
+type AppScope string
+
+// AppScopesUpdate defines model for AppScopesUpdate.
+type AppScopesUpdate struct {
+	Scopes []AppScope `json:"scopes"`
 }
 
 // Channel defines model for Channel.
@@ -388,6 +569,58 @@ type EventResourceKind string
 
 // EventType A durable event type (the keys of `x-webhooks`).
 type EventType string
+
+// Grant A level an installed app holds on a space, or on one channel of it.
+type Grant struct {
+	// AppId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	AppId Id `json:"app_id"`
+
+	// ChannelId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	ChannelId *Id `json:"channel_id,omitempty"`
+
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id Id `json:"id"`
+
+	// Level The level a membership or grant gives; read < write < admin.
+	Level Level `json:"level"`
+
+	// SpaceId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	SpaceId Id `json:"space_id"`
+}
+
+// GrantCreate defines model for GrantCreate.
+type GrantCreate struct {
+	// ChannelId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	ChannelId *Id `json:"channel_id,omitempty"`
+
+	// Level The level a membership or grant gives; read < write < admin.
+	Level Level `json:"level"`
+
+	// SpaceId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	SpaceId Id `json:"space_id"`
+}
+
+// GrantList defines model for GrantList.
+type GrantList struct {
+	Items []Grant `json:"items"`
+}
 
 // Id A UUIDv7 in canonical lower-case form.
 //
@@ -808,6 +1041,11 @@ type WebhookKeys struct {
 	Keys []WebhookKey `json:"keys"`
 }
 
+// AppIdPath A UUIDv7 in canonical lower-case form.
+//
+// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+type AppIdPath = Id
+
 // ChannelIdPath A UUIDv7 in canonical lower-case form.
 //
 // Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
@@ -815,6 +1053,11 @@ type ChannelIdPath = Id
 
 // Cursor Example: EXAMPLEcursor0001
 type Cursor = string
+
+// GrantIdPath A UUIDv7 in canonical lower-case form.
+//
+// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+type GrantIdPath = Id
 
 // IdempotencyKey Example: 0f6b2c1e-alex-retry-1
 type IdempotencyKey = string
@@ -868,6 +1111,61 @@ type TooManyRequests = Problem
 
 // Unauthorized An RFC 9457 problem document with bothy's members.
 type Unauthorized = Problem
+
+// CreateAppParams defines parameters for CreateApp.
+type CreateAppParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateAppGrantParams defines parameters for CreateAppGrant.
+type CreateAppGrantParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// InstallAppParams defines parameters for InstallApp.
+type InstallAppParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ResumeAppParams defines parameters for ResumeApp.
+type ResumeAppParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SuspendAppParams defines parameters for SuspendApp.
+type SuspendAppParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
 
 // ListMessagesParams defines parameters for ListMessages.
 type ListMessagesParams struct {
@@ -959,6 +1257,18 @@ type AddSpaceMemberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
+type CreateAppJSONRequestBody = AppCreate
+
+// CreateAppGrantJSONRequestBody defines body for CreateAppGrant for application/json ContentType.
+type CreateAppGrantJSONRequestBody = GrantCreate
+
+// InstallAppJSONRequestBody defines body for InstallApp for application/json ContentType.
+type InstallAppJSONRequestBody = AppInstallationCreate
+
+// SetAppScopesJSONRequestBody defines body for SetAppScopes for application/json ContentType.
+type SetAppScopesJSONRequestBody = AppScopesUpdate
+
 // PostMessageJSONRequestBody defines body for PostMessage for application/json ContentType.
 type PostMessageJSONRequestBody = MessageCreate
 
@@ -988,6 +1298,39 @@ type AddSpaceMemberJSONRequestBody = SpaceMemberAdd
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListApps List registered apps
+	// (GET /apps)
+	ListApps(w http.ResponseWriter, r *http.Request)
+	// CreateApp Register an app
+	// (POST /apps)
+	CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams)
+	// GetApp Get an app
+	// (GET /apps/{appId})
+	GetApp(w http.ResponseWriter, r *http.Request, appId AppIdPath)
+	// ListAppGrants List the grants of an app
+	// (GET /apps/{appId}/grants)
+	ListAppGrants(w http.ResponseWriter, r *http.Request, appId AppIdPath)
+	// CreateAppGrant Grant an app access to a space or channel
+	// (POST /apps/{appId}/grants)
+	CreateAppGrant(w http.ResponseWriter, r *http.Request, appId AppIdPath, params CreateAppGrantParams)
+	// DeleteAppGrant Revoke a grant of an app
+	// (DELETE /apps/{appId}/grants/{grantId})
+	DeleteAppGrant(w http.ResponseWriter, r *http.Request, appId AppIdPath, grantId GrantIdPath)
+	// UninstallApp Uninstall an app
+	// (DELETE /apps/{appId}/installation)
+	UninstallApp(w http.ResponseWriter, r *http.Request, appId AppIdPath)
+	// InstallApp Install an app
+	// (POST /apps/{appId}/installation)
+	InstallApp(w http.ResponseWriter, r *http.Request, appId AppIdPath, params InstallAppParams)
+	// ResumeApp Resume a suspended app
+	// (POST /apps/{appId}/installation/resume)
+	ResumeApp(w http.ResponseWriter, r *http.Request, appId AppIdPath, params ResumeAppParams)
+	// SetAppScopes Set the scopes of an installed app
+	// (PUT /apps/{appId}/installation/scopes)
+	SetAppScopes(w http.ResponseWriter, r *http.Request, appId AppIdPath)
+	// SuspendApp Suspend an installed app
+	// (POST /apps/{appId}/installation/suspend)
+	SuspendApp(w http.ResponseWriter, r *http.Request, appId AppIdPath, params SuspendAppParams)
 	// ListMessages List the messages of a channel
 	// (GET /channels/{channelId}/messages)
 	ListMessages(w http.ResponseWriter, r *http.Request, channelId ChannelIdPath, params ListMessagesParams)
@@ -1058,6 +1401,400 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListApps operation middleware
+func (siw *ServerInterfaceWrapper) ListApps(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListApps(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateApp operation middleware
+func (siw *ServerInterfaceWrapper) CreateApp(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAppParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateApp(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetApp operation middleware
+func (siw *ServerInterfaceWrapper) GetApp(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetApp(w, r, appId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAppGrants operation middleware
+func (siw *ServerInterfaceWrapper) ListAppGrants(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAppGrants(w, r, appId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateAppGrant operation middleware
+func (siw *ServerInterfaceWrapper) CreateAppGrant(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAppGrantParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateAppGrant(w, r, appId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteAppGrant operation middleware
+func (siw *ServerInterfaceWrapper) DeleteAppGrant(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "grantId" -------------
+	var grantId GrantIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "grantId", r.PathValue("grantId"), &grantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "grantId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteAppGrant(w, r, appId, grantId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UninstallApp operation middleware
+func (siw *ServerInterfaceWrapper) UninstallApp(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UninstallApp(w, r, appId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// InstallApp operation middleware
+func (siw *ServerInterfaceWrapper) InstallApp(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params InstallAppParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.InstallApp(w, r, appId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeApp operation middleware
+func (siw *ServerInterfaceWrapper) ResumeApp(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResumeAppParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeApp(w, r, appId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetAppScopes operation middleware
+func (siw *ServerInterfaceWrapper) SetAppScopes(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetAppScopes(w, r, appId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SuspendApp operation middleware
+func (siw *ServerInterfaceWrapper) SuspendApp(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SuspendAppParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SuspendApp(w, r, appId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListMessages operation middleware
 func (siw *ServerInterfaceWrapper) ListMessages(w http.ResponseWriter, r *http.Request) {
@@ -1761,6 +2498,17 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 		ErrorHandlerFunc:   options.ErrorHandlerFunc,
 	}
 
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/apps", wrapper.ListApps)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps", wrapper.CreateApp)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/apps/{appId}", wrapper.GetApp)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/apps/{appId}/grants", wrapper.ListAppGrants)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps/{appId}/grants", wrapper.CreateAppGrant)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/apps/{appId}/grants/{grantId}", wrapper.DeleteAppGrant)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/apps/{appId}/installation", wrapper.UninstallApp)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps/{appId}/installation", wrapper.InstallApp)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps/{appId}/installation/resume", wrapper.ResumeApp)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/apps/{appId}/installation/scopes", wrapper.SetAppScopes)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps/{appId}/installation/suspend", wrapper.SuspendApp)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/channels/{channelId}/messages", wrapper.ListMessages)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/channels/{channelId}/messages", wrapper.PostMessage)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/instance", wrapper.GetInstance)
@@ -1817,6 +2565,1158 @@ type WebhookThrottledResponseHeaders struct {
 }
 type WebhookThrottledResponse struct {
 	Headers WebhookThrottledResponseHeaders
+}
+
+type ListAppsRequestObject struct {
+}
+
+type ListAppsResponseObject interface {
+	VisitListAppsResponse(w http.ResponseWriter) error
+}
+
+type ListApps200JSONResponse AppList
+
+func (response ListApps200JSONResponse) VisitListAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApps401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListApps401ApplicationProblemPlusJSONResponse) VisitListAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApps403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListApps403ApplicationProblemPlusJSONResponse) VisitListAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApps404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListApps404ApplicationProblemPlusJSONResponse) VisitListAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppRequestObject struct {
+	Params CreateAppParams
+	Body   *CreateAppJSONRequestBody
+}
+
+type CreateAppResponseObject interface {
+	VisitCreateAppResponse(w http.ResponseWriter) error
+}
+
+type CreateApp201ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type CreateApp201JSONResponse struct {
+	Body    App
+	Headers CreateApp201ResponseHeaders
+}
+
+func (response CreateApp201JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp400ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp401ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp403ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp404ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp409ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp413ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAppRequestObject struct {
+	AppId AppIdPath `json:"appId"`
+}
+
+type GetAppResponseObject interface {
+	VisitGetAppResponse(w http.ResponseWriter) error
+}
+
+type GetApp200JSONResponse App
+
+func (response GetApp200JSONResponse) VisitGetAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApp400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetApp400ApplicationProblemPlusJSONResponse) VisitGetAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApp401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetApp401ApplicationProblemPlusJSONResponse) VisitGetAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApp403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetApp403ApplicationProblemPlusJSONResponse) VisitGetAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApp404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetApp404ApplicationProblemPlusJSONResponse) VisitGetAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppGrantsRequestObject struct {
+	AppId AppIdPath `json:"appId"`
+}
+
+type ListAppGrantsResponseObject interface {
+	VisitListAppGrantsResponse(w http.ResponseWriter) error
+}
+
+type ListAppGrants200JSONResponse GrantList
+
+func (response ListAppGrants200JSONResponse) VisitListAppGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppGrants400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListAppGrants400ApplicationProblemPlusJSONResponse) VisitListAppGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppGrants401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListAppGrants401ApplicationProblemPlusJSONResponse) VisitListAppGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppGrants403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListAppGrants403ApplicationProblemPlusJSONResponse) VisitListAppGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppGrants404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListAppGrants404ApplicationProblemPlusJSONResponse) VisitListAppGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppGrantRequestObject struct {
+	AppId  AppIdPath `json:"appId"`
+	Params CreateAppGrantParams
+	Body   *CreateAppGrantJSONRequestBody
+}
+
+type CreateAppGrantResponseObject interface {
+	VisitCreateAppGrantResponse(w http.ResponseWriter) error
+}
+
+type CreateAppGrant201ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type CreateAppGrant201JSONResponse struct {
+	Body    Grant
+	Headers CreateAppGrant201ResponseHeaders
+}
+
+func (response CreateAppGrant201JSONResponse) VisitCreateAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppGrant400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAppGrant400ApplicationProblemPlusJSONResponse) VisitCreateAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppGrant401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAppGrant401ApplicationProblemPlusJSONResponse) VisitCreateAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppGrant403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAppGrant403ApplicationProblemPlusJSONResponse) VisitCreateAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppGrant404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAppGrant404ApplicationProblemPlusJSONResponse) VisitCreateAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppGrant409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAppGrant409ApplicationProblemPlusJSONResponse) VisitCreateAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppGrant413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAppGrant413ApplicationProblemPlusJSONResponse) VisitCreateAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppGrantRequestObject struct {
+	AppId   AppIdPath   `json:"appId"`
+	GrantId GrantIdPath `json:"grantId"`
+}
+
+type DeleteAppGrantResponseObject interface {
+	VisitDeleteAppGrantResponse(w http.ResponseWriter) error
+}
+
+type DeleteAppGrant204Response struct {
+}
+
+func (response DeleteAppGrant204Response) VisitDeleteAppGrantResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteAppGrant400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteAppGrant400ApplicationProblemPlusJSONResponse) VisitDeleteAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppGrant401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteAppGrant401ApplicationProblemPlusJSONResponse) VisitDeleteAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppGrant403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteAppGrant403ApplicationProblemPlusJSONResponse) VisitDeleteAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppGrant404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteAppGrant404ApplicationProblemPlusJSONResponse) VisitDeleteAppGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallAppRequestObject struct {
+	AppId AppIdPath `json:"appId"`
+}
+
+type UninstallAppResponseObject interface {
+	VisitUninstallAppResponse(w http.ResponseWriter) error
+}
+
+type UninstallApp204Response struct {
+}
+
+func (response UninstallApp204Response) VisitUninstallAppResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type UninstallApp400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UninstallApp400ApplicationProblemPlusJSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response UninstallApp401ApplicationProblemPlusJSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UninstallApp403ApplicationProblemPlusJSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UninstallApp404ApplicationProblemPlusJSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UninstallApp409ApplicationProblemPlusJSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InstallAppRequestObject struct {
+	AppId  AppIdPath `json:"appId"`
+	Params InstallAppParams
+	Body   *InstallAppJSONRequestBody
+}
+
+type InstallAppResponseObject interface {
+	VisitInstallAppResponse(w http.ResponseWriter) error
+}
+
+type InstallApp201ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type InstallApp201JSONResponse struct {
+	Body    AppInstallationCreated
+	Headers InstallApp201ResponseHeaders
+}
+
+func (response InstallApp201JSONResponse) VisitInstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InstallApp400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response InstallApp400ApplicationProblemPlusJSONResponse) VisitInstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InstallApp401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response InstallApp401ApplicationProblemPlusJSONResponse) VisitInstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InstallApp403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response InstallApp403ApplicationProblemPlusJSONResponse) VisitInstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InstallApp404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response InstallApp404ApplicationProblemPlusJSONResponse) VisitInstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InstallApp409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response InstallApp409ApplicationProblemPlusJSONResponse) VisitInstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InstallApp413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response InstallApp413ApplicationProblemPlusJSONResponse) VisitInstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeAppRequestObject struct {
+	AppId  AppIdPath `json:"appId"`
+	Params ResumeAppParams
+}
+
+type ResumeAppResponseObject interface {
+	VisitResumeAppResponse(w http.ResponseWriter) error
+}
+
+type ResumeApp200ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type ResumeApp200JSONResponse struct {
+	Body    AppInstallation
+	Headers ResumeApp200ResponseHeaders
+}
+
+func (response ResumeApp200JSONResponse) VisitResumeAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeApp400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeApp400ApplicationProblemPlusJSONResponse) VisitResumeAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeApp401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeApp401ApplicationProblemPlusJSONResponse) VisitResumeAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeApp403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeApp403ApplicationProblemPlusJSONResponse) VisitResumeAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeApp404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeApp404ApplicationProblemPlusJSONResponse) VisitResumeAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeApp409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeApp409ApplicationProblemPlusJSONResponse) VisitResumeAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAppScopesRequestObject struct {
+	AppId AppIdPath `json:"appId"`
+	Body  *SetAppScopesJSONRequestBody
+}
+
+type SetAppScopesResponseObject interface {
+	VisitSetAppScopesResponse(w http.ResponseWriter) error
+}
+
+type SetAppScopes200JSONResponse AppInstallation
+
+func (response SetAppScopes200JSONResponse) VisitSetAppScopesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAppScopes400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SetAppScopes400ApplicationProblemPlusJSONResponse) VisitSetAppScopesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAppScopes401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetAppScopes401ApplicationProblemPlusJSONResponse) VisitSetAppScopesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAppScopes403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SetAppScopes403ApplicationProblemPlusJSONResponse) VisitSetAppScopesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAppScopes404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response SetAppScopes404ApplicationProblemPlusJSONResponse) VisitSetAppScopesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAppScopes409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response SetAppScopes409ApplicationProblemPlusJSONResponse) VisitSetAppScopesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetAppScopes413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response SetAppScopes413ApplicationProblemPlusJSONResponse) VisitSetAppScopesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SuspendAppRequestObject struct {
+	AppId  AppIdPath `json:"appId"`
+	Params SuspendAppParams
+}
+
+type SuspendAppResponseObject interface {
+	VisitSuspendAppResponse(w http.ResponseWriter) error
+}
+
+type SuspendApp200ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type SuspendApp200JSONResponse struct {
+	Body    AppInstallation
+	Headers SuspendApp200ResponseHeaders
+}
+
+func (response SuspendApp200JSONResponse) VisitSuspendAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SuspendApp400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SuspendApp400ApplicationProblemPlusJSONResponse) VisitSuspendAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SuspendApp401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SuspendApp401ApplicationProblemPlusJSONResponse) VisitSuspendAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SuspendApp403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SuspendApp403ApplicationProblemPlusJSONResponse) VisitSuspendAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SuspendApp404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response SuspendApp404ApplicationProblemPlusJSONResponse) VisitSuspendAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SuspendApp409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response SuspendApp409ApplicationProblemPlusJSONResponse) VisitSuspendAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListMessagesRequestObject struct {
@@ -3617,6 +5517,39 @@ func (response AddSpaceMember413ApplicationProblemPlusJSONResponse) VisitAddSpac
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListApps List registered apps
+	// (GET /apps)
+	ListApps(ctx context.Context, request ListAppsRequestObject) (ListAppsResponseObject, error)
+	// CreateApp Register an app
+	// (POST /apps)
+	CreateApp(ctx context.Context, request CreateAppRequestObject) (CreateAppResponseObject, error)
+	// GetApp Get an app
+	// (GET /apps/{appId})
+	GetApp(ctx context.Context, request GetAppRequestObject) (GetAppResponseObject, error)
+	// ListAppGrants List the grants of an app
+	// (GET /apps/{appId}/grants)
+	ListAppGrants(ctx context.Context, request ListAppGrantsRequestObject) (ListAppGrantsResponseObject, error)
+	// CreateAppGrant Grant an app access to a space or channel
+	// (POST /apps/{appId}/grants)
+	CreateAppGrant(ctx context.Context, request CreateAppGrantRequestObject) (CreateAppGrantResponseObject, error)
+	// DeleteAppGrant Revoke a grant of an app
+	// (DELETE /apps/{appId}/grants/{grantId})
+	DeleteAppGrant(ctx context.Context, request DeleteAppGrantRequestObject) (DeleteAppGrantResponseObject, error)
+	// UninstallApp Uninstall an app
+	// (DELETE /apps/{appId}/installation)
+	UninstallApp(ctx context.Context, request UninstallAppRequestObject) (UninstallAppResponseObject, error)
+	// InstallApp Install an app
+	// (POST /apps/{appId}/installation)
+	InstallApp(ctx context.Context, request InstallAppRequestObject) (InstallAppResponseObject, error)
+	// ResumeApp Resume a suspended app
+	// (POST /apps/{appId}/installation/resume)
+	ResumeApp(ctx context.Context, request ResumeAppRequestObject) (ResumeAppResponseObject, error)
+	// SetAppScopes Set the scopes of an installed app
+	// (PUT /apps/{appId}/installation/scopes)
+	SetAppScopes(ctx context.Context, request SetAppScopesRequestObject) (SetAppScopesResponseObject, error)
+	// SuspendApp Suspend an installed app
+	// (POST /apps/{appId}/installation/suspend)
+	SuspendApp(ctx context.Context, request SuspendAppRequestObject) (SuspendAppResponseObject, error)
 	// ListMessages List the messages of a channel
 	// (GET /channels/{channelId}/messages)
 	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
@@ -3716,6 +5649,323 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListApps operation middleware
+func (sh *strictHandler) ListApps(w http.ResponseWriter, r *http.Request) {
+	var request ListAppsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListApps(ctx, request.(ListAppsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListApps")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAppsResponseObject); ok {
+		if err := validResponse.VisitListAppsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateApp operation middleware
+func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams) {
+	var request CreateAppRequestObject
+
+	request.Params = params
+
+	var body CreateAppJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateApp(ctx, request.(CreateAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAppResponseObject); ok {
+		if err := validResponse.VisitCreateAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetApp operation middleware
+func (sh *strictHandler) GetApp(w http.ResponseWriter, r *http.Request, appId AppIdPath) {
+	var request GetAppRequestObject
+
+	request.AppId = appId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetApp(ctx, request.(GetAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAppResponseObject); ok {
+		if err := validResponse.VisitGetAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAppGrants operation middleware
+func (sh *strictHandler) ListAppGrants(w http.ResponseWriter, r *http.Request, appId AppIdPath) {
+	var request ListAppGrantsRequestObject
+
+	request.AppId = appId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAppGrants(ctx, request.(ListAppGrantsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAppGrants")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAppGrantsResponseObject); ok {
+		if err := validResponse.VisitListAppGrantsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateAppGrant operation middleware
+func (sh *strictHandler) CreateAppGrant(w http.ResponseWriter, r *http.Request, appId AppIdPath, params CreateAppGrantParams) {
+	var request CreateAppGrantRequestObject
+
+	request.AppId = appId
+	request.Params = params
+
+	var body CreateAppGrantJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAppGrant(ctx, request.(CreateAppGrantRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAppGrant")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAppGrantResponseObject); ok {
+		if err := validResponse.VisitCreateAppGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteAppGrant operation middleware
+func (sh *strictHandler) DeleteAppGrant(w http.ResponseWriter, r *http.Request, appId AppIdPath, grantId GrantIdPath) {
+	var request DeleteAppGrantRequestObject
+
+	request.AppId = appId
+	request.GrantId = grantId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteAppGrant(ctx, request.(DeleteAppGrantRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteAppGrant")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteAppGrantResponseObject); ok {
+		if err := validResponse.VisitDeleteAppGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UninstallApp operation middleware
+func (sh *strictHandler) UninstallApp(w http.ResponseWriter, r *http.Request, appId AppIdPath) {
+	var request UninstallAppRequestObject
+
+	request.AppId = appId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UninstallApp(ctx, request.(UninstallAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UninstallApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UninstallAppResponseObject); ok {
+		if err := validResponse.VisitUninstallAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// InstallApp operation middleware
+func (sh *strictHandler) InstallApp(w http.ResponseWriter, r *http.Request, appId AppIdPath, params InstallAppParams) {
+	var request InstallAppRequestObject
+
+	request.AppId = appId
+	request.Params = params
+
+	var body InstallAppJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.InstallApp(ctx, request.(InstallAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "InstallApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(InstallAppResponseObject); ok {
+		if err := validResponse.VisitInstallAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeApp operation middleware
+func (sh *strictHandler) ResumeApp(w http.ResponseWriter, r *http.Request, appId AppIdPath, params ResumeAppParams) {
+	var request ResumeAppRequestObject
+
+	request.AppId = appId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeApp(ctx, request.(ResumeAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeAppResponseObject); ok {
+		if err := validResponse.VisitResumeAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetAppScopes operation middleware
+func (sh *strictHandler) SetAppScopes(w http.ResponseWriter, r *http.Request, appId AppIdPath) {
+	var request SetAppScopesRequestObject
+
+	request.AppId = appId
+
+	var body SetAppScopesJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetAppScopes(ctx, request.(SetAppScopesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetAppScopes")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetAppScopesResponseObject); ok {
+		if err := validResponse.VisitSetAppScopesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SuspendApp operation middleware
+func (sh *strictHandler) SuspendApp(w http.ResponseWriter, r *http.Request, appId AppIdPath, params SuspendAppParams) {
+	var request SuspendAppRequestObject
+
+	request.AppId = appId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SuspendApp(ctx, request.(SuspendAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SuspendApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SuspendAppResponseObject); ok {
+		if err := validResponse.VisitSuspendAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListMessages operation middleware

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bothy/server/api"
+	appshttp "bothy/server/internal/apps/adapters/httpapi"
 	azdomain "bothy/server/internal/authz/domain"
 	chathttp "bothy/server/internal/chat/adapters/httpapi"
 	idhttp "bothy/server/internal/identity/adapters/httpapi"
@@ -16,6 +17,7 @@ type (
 	instanceAPI = insthttp.Server
 	identityAPI = idhttp.Server
 	chatAPI     = chathttp.Handler
+	appsAPI     = appshttp.Handlers
 )
 
 // apiServer is the one strict server of the generated API: every module's
@@ -25,6 +27,7 @@ type apiServer struct {
 	*instanceAPI
 	*identityAPI
 	*chatAPI
+	*appsAPI
 }
 
 var _ api.StrictServerInterface = (*apiServer)(nil)
@@ -39,7 +42,8 @@ func newAPIServer(cfg *Config, m *Modules, cursors *httpserver.Cursors) (*apiSer
 	if err != nil {
 		return nil, err
 	}
-	return &apiServer{instanceAPI: inst, identityAPI: idhttp.New(m.Identity), chatAPI: chat}, nil
+	return &apiServer{instanceAPI: inst, identityAPI: idhttp.New(m.Identity), chatAPI: chat,
+		appsAPI: appshttp.NewHandlers(m.Apps)}, nil
 }
 
 // mountAPI verifies the registrations (AZ-P1: every enabled operation has a

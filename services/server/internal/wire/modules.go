@@ -138,7 +138,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	}
 	if m.Apps, err = appsapp.New(appsapp.Deps{
 		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Events: m.Events,
-		Principals: m.Identity, Store: appsStore, Clock: d.Clock,
+		Principals: m.Identity, Grants: m.Grants, Store: appsStore, Clock: d.Clock,
 	}, appsapp.Options{AllowedHosts: cfg.Webhook.AllowedHosts}); err != nil {
 		return nil, err
 	}

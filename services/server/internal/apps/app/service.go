@@ -1,6 +1,7 @@
-// Package app holds the use cases of the apps platform (M2-24): register,
-// list and read apps; install, uninstall, suspend and resume them; set their
-// scopes; and manage their grants. One file per use case.
+// Package app holds the use cases of the apps module. For the apps platform
+// (M2-24): register, list and read apps; install, uninstall, suspend and
+// resume them; set their scopes; and manage their grants. One file per use
+// case.
 //
 // Every use case is one unit of work in this order (docs/spec/07-permissions.md
 // 4.2): authorize the acting principal of the context
@@ -20,6 +21,7 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/authz"
 	"bothy/server/internal/identity"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
@@ -52,6 +54,9 @@ type Deps struct {
 	Events eventlog.Appender
 	// Principals creates the app principal and its app tokens.
 	Principals identity.Principals
+	// Grants gives, lists and revokes the grants of app principals
+	// (internal/authz).
+	Grants authz.Grants
 	// Store persists apps and installations.
 	Store Store
 	// Clock stamps rows and events.
@@ -69,6 +74,7 @@ type Service struct {
 	audit      auditing.Recorder
 	events     eventlog.Appender
 	principals identity.Principals
+	grants     authz.Grants
 	store      Store
 	clock      clock.Clock
 	hooks      InstallationHooks
@@ -79,18 +85,18 @@ type Service struct {
 // dependency is missing (a wiring bug).
 func New(d Deps, o Options) (*Service, error) {
 	if d.UnitOfWork == nil || d.Authorizer == nil || d.Audit == nil || d.Events == nil ||
-		d.Principals == nil || d.Store == nil || d.Clock == nil {
-		return nil, errors.New("apps: New needs a unit of work, an authorizer, an audit recorder, an event appender, principals, a store and a clock")
+		d.Principals == nil || d.Grants == nil || d.Store == nil || d.Clock == nil {
+		return nil, errors.New("apps: New needs a unit of work, an authorizer, an audit recorder, an event appender, principals, grants, a store and a clock")
 	}
 	return &Service{
 		uow: d.UnitOfWork, az: d.Authorizer, audit: d.Audit, events: d.Events,
-		principals: d.Principals, store: d.Store, clock: d.Clock, hooks: d.Hooks, opts: o,
+		principals: d.Principals, grants: d.Grants, store: d.Store, clock: d.Clock, hooks: d.Hooks, opts: o,
 	}, nil
 }
 
 // now returns the clock's time cut to microseconds, the precision of
 // timestamptz, so the values a use case returns equal the stored ones.
-func (s *Service) now() time.Time { return s.clock.Now().Truncate(time.Microsecond) }
+func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
 
 // newID returns a UUIDv7 stamped with t, so ids sort like the clock.
 func newID(t time.Time) (ids.ID, error) {

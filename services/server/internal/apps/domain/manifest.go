@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"bothy/server/internal/kernel/authorize"
@@ -157,6 +158,7 @@ const MaxAppNameLength = 200
 // Item codes and pointers of the manifest and installation rules.
 const (
 	itemMaxLength    = "max_length"
+	itemInvalidChars = "invalid_characters"
 	itemUnknownScope = "unknown_scope"
 	itemScopeMissing = "scope_missing"
 	itemEnum         = "enum"
@@ -170,8 +172,10 @@ const (
 // every defect in document order, with pointers into the createApp body
 // (/manifest/...):
 //
-//   - /manifest/name: required (empty or blank), max_length (more than
-//     MaxAppNameLength characters);
+//   - /manifest/name: required (empty or blank), invalid_characters (a
+//     control character or invalid UTF-8), max_length (more than
+//     MaxAppNameLength characters without surrounding space); the rules
+//     of a principal's display name, which the name becomes;
 //   - /manifest/scopes/<i>: unknown_scope (not a grantable scope),
 //     duplicate;
 //   - /manifest/events/<i>: duplicate, not_subscribable (not
@@ -198,7 +202,9 @@ func ValidateManifest(m Manifest, allowed hostlist.List) error {
 	switch name := strings.TrimSpace(m.Name); {
 	case name == "":
 		add(pointerManifest+"/name", itemRequired)
-	case utf8.RuneCountInString(m.Name) > MaxAppNameLength:
+	case !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
+		add(pointerManifest+"/name", itemInvalidChars)
+	case utf8.RuneCountInString(name) > MaxAppNameLength:
 		add(pointerManifest+"/name", itemMaxLength)
 	}
 	fields = append(fields, scopeDefects(pointerManifest+"/scopes", m.Scopes, appScopes)...)

@@ -80,6 +80,20 @@ func TestValidateManifest_Rules(t *testing.T) {
 			code:   errs.CodeValidationFailed, fields: []field{{"/manifest/name", "required"}},
 		},
 		{
+			name:   "a name with a control character has invalid characters",
+			change: func(m *domain.Manifest) { m.Name = "Track\ner" },
+			code:   errs.CodeValidationFailed, fields: []field{{"/manifest/name", "invalid_characters"}},
+		},
+		{
+			name:   "a name that is not UTF-8 has invalid characters",
+			change: func(m *domain.Manifest) { m.Name = "Tracker\xff" },
+			code:   errs.CodeValidationFailed, fields: []field{{"/manifest/name", "invalid_characters"}},
+		},
+		{
+			name:   "surrounding space does not count towards the length",
+			change: func(m *domain.Manifest) { m.Name = "  " + strings.Repeat("a", domain.MaxAppNameLength) + "  " },
+		},
+		{
 			name:   "a name longer than a principal's display name is too long",
 			change: func(m *domain.Manifest) { m.Name = strings.Repeat("é", domain.MaxAppNameLength+1) },
 			code:   errs.CodeValidationFailed, fields: []field{{"/manifest/name", "max_length"}},

@@ -1,7 +1,8 @@
-// Package postgres is the PostgreSQL side of the apps platform: the tables
-// apps and app_installations (migrations 00035, 00036) behind app.Store,
-// apps.Installations and identity.AppFactsSource. Plain pgx SQL; every
-// query joins the unit of work of its context through pg.Conn.
+// Package postgres is the PostgreSQL side of the apps module. Store keeps
+// the tables apps and app_installations (migrations 00035, 00036) behind
+// app.Store, apps.Installations and identity.AppFactsSource. Queries are
+// sqlc code (queries/*.sql, generated into db/); every query joins the unit
+// of work of its context through pg.Conn.
 package postgres
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/adapters/postgres/db"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/identity"
@@ -46,9 +48,9 @@ func New(pool *pgxpool.Pool) *Store {
 // app that is not uninstalled.
 const currentKey = "app_installations_current_key"
 
-const insertApp = `
-INSERT INTO apps (id, principal_id, name, manifest, created_by, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)`
+// q returns the sqlc queries on the ambient unit of work of ctx, or on the
+// pool.
+func (s *Store) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
 
 // InsertApp implements app.Store.
 func (s *Store) InsertApp(ctx context.Context, a domain.App) error {
@@ -56,147 +58,143 @@ func (s *Store) InsertApp(ctx context.Context, a domain.App) error {
 	if err != nil {
 		return errs.Wrap(err, "apps: encoding the manifest failed")
 	}
-	if _, err := pg.Conn(ctx, s.pool).Exec(ctx, insertApp,
-		a.ID, a.PrincipalID, a.Name, raw, a.CreatedBy, a.CreatedAt, a.UpdatedAt); err != nil {
+	if err := s.q(ctx).AppInsert(ctx, db.AppInsertParams{
+		ID: a.ID, PrincipalID: a.PrincipalID, Name: a.Name, Manifest: raw,
+		CreatedBy: a.CreatedBy, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	}); err != nil {
 		return errs.Wrap(err, "apps: inserting the app failed")
 	}
 	return nil
 }
 
-const selectApp = `SELECT id, principal_id, name, manifest, created_by, created_at, updated_at FROM apps`
-
 // App implements app.Store.
 func (s *Store) App(ctx context.Context, id ids.ID) (domain.App, bool, error) {
-	rows, err := pg.Conn(ctx, s.pool).Query(ctx, selectApp+` WHERE id = $1`, id)
+	row, err := s.q(ctx).AppGetByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.App{}, false, nil
+	}
 	if err != nil {
 		return domain.App{}, false, errs.Wrap(err, "apps: reading the app failed")
 	}
-	list, err := scanApps(rows)
-	if err != nil || len(list) == 0 {
-		return domain.App{}, false, err
-	}
-	return list[0], true, nil
+	a, err := fromApp(row)
+	return a, err == nil, err
 }
 
 // Apps implements app.Store.
 func (s *Store) Apps(ctx context.Context) ([]domain.App, error) {
-	rows, err := pg.Conn(ctx, s.pool).Query(ctx, selectApp+` ORDER BY name, id`)
+	rows, err := s.q(ctx).AppList(ctx)
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: listing the apps failed")
 	}
-	return scanApps(rows)
-}
-
-func scanApps(rows pgx.Rows) ([]domain.App, error) {
-	defer rows.Close()
-	out := []domain.App{}
-	for rows.Next() {
-		var (
-			a   domain.App
-			raw []byte
-		)
-		if err := rows.Scan(&a.ID, &a.PrincipalID, &a.Name, &raw, &a.CreatedBy, &a.CreatedAt, &a.UpdatedAt); err != nil {
-			return nil, errs.Wrap(err, "apps: reading the app failed")
-		}
-		m, err := domain.DecodeManifest(raw)
+	out := make([]domain.App, 0, len(rows))
+	for _, row := range rows {
+		a, err := fromApp(row)
 		if err != nil {
-			return nil, errs.Wrap(err, "apps: decoding a stored manifest failed")
+			return nil, err
 		}
-		a.Manifest = m
-		a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
 		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, errs.Wrap(err, "apps: reading the apps failed")
 	}
 	return out, nil
 }
 
-const selectInstallation = `
-SELECT i.id, i.app_id, a.principal_id, i.state, i.granted_scopes, i.event_subscriptions,
-       i.installed_by, i.installed_at, i.updated_at, i.uninstalled_at
-FROM app_installations i JOIN apps a ON a.id = i.app_id`
+func fromApp(row db.App) (domain.App, error) {
+	m, err := domain.DecodeManifest(row.Manifest)
+	if err != nil {
+		return domain.App{}, errs.Wrap(err, "apps: decoding a stored manifest failed")
+	}
+	return domain.App{
+		ID: row.ID, PrincipalID: row.PrincipalID, Name: row.Name, Manifest: m, CreatedBy: row.CreatedBy,
+		CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC(),
+	}, nil
+}
 
 // Installation implements apps.Installations.
 func (s *Store) Installation(ctx context.Context, id ids.ID, lock apps.Lock) (apps.Installation, bool, error) {
-	suffix, err := lockClause(lock)
-	if err != nil {
-		return apps.Installation{}, false, err
+	q := s.q(ctx)
+	switch lock {
+	case apps.NoLock:
+		return installation(q.AppInstallationGetByID(ctx, id))
+	case apps.ForShare:
+		if err := needUnitOfWork(ctx); err != nil {
+			return apps.Installation{}, false, err
+		}
+		return installation(q.AppInstallationGetByIDForShare(ctx, id))
 	}
-	return s.readInstallation(ctx, selectInstallation+` WHERE i.id = $1`, id, suffix)
+	return apps.Installation{}, false, errUnknownLock
 }
 
 // CurrentInstallation implements apps.Installations.
 func (s *Store) CurrentInstallation(ctx context.Context, appID ids.ID, lock apps.Lock) (apps.Installation, bool, error) {
-	suffix, err := lockClause(lock)
-	if err != nil {
-		return apps.Installation{}, false, err
+	q := s.q(ctx)
+	switch lock {
+	case apps.NoLock:
+		return installation(q.AppInstallationCurrentByApp(ctx, appID))
+	case apps.ForShare:
+		if err := needUnitOfWork(ctx); err != nil {
+			return apps.Installation{}, false, err
+		}
+		return installation(q.AppInstallationCurrentByAppForShare(ctx, appID))
 	}
-	return s.readInstallation(ctx, selectCurrent, appID, suffix)
+	return apps.Installation{}, false, errUnknownLock
 }
 
 // LockCurrentInstallation implements app.Store.
 func (s *Store) LockCurrentInstallation(ctx context.Context, appID ids.ID) (apps.Installation, bool, error) {
-	return s.readInstallation(ctx, selectCurrent, appID, forUpdate)
+	if err := needUnitOfWork(ctx); err != nil {
+		return apps.Installation{}, false, err
+	}
+	return installation(s.q(ctx).AppInstallationCurrentByAppForUpdate(ctx, appID))
 }
 
-const (
-	selectCurrent = selectInstallation + ` WHERE i.app_id = $1 AND i.state <> 'uninstalled'`
-	forShare      = ` FOR SHARE OF i`
-	forUpdate     = ` FOR UPDATE OF i`
-)
+var errUnknownLock = errs.Internalf("apps: unknown installation lock")
 
-// lockClause returns the locking clause of a port lock.
-func lockClause(lock apps.Lock) (string, error) {
-	switch lock {
-	case apps.NoLock:
-		return "", nil
-	case apps.ForShare:
-		return forShare, nil
-	default:
-		return "", errs.Internalf("apps: unknown installation lock")
+// needUnitOfWork refuses a locking read outside a unit of work: its lock
+// would end with the statement.
+func needUnitOfWork(ctx context.Context) error {
+	if _, ok := pg.TxFrom(ctx); !ok {
+		return errs.Internalf("apps: a locking installation read needs a unit of work")
 	}
+	return nil
 }
 
-// readInstallation runs query with the locking clause lock ("" for none)
-// and one argument.
-func (s *Store) readInstallation(ctx context.Context, query string, arg ids.ID, lock string) (apps.Installation, bool, error) {
-	if _, inTx := pg.TxFrom(ctx); lock != "" && !inTx {
-		return apps.Installation{}, false, errs.Internalf("apps: a locking installation read needs a unit of work")
-	}
-	var (
-		inst          apps.Installation
-		state         string
-		uninstalledAt *time.Time
-	)
-	err := pg.Conn(ctx, s.pool).QueryRow(ctx, query+lock, arg).Scan(&inst.ID, &inst.AppID, &inst.PrincipalID, &state,
-		&inst.GrantedScopes, &inst.EventSubscriptions, &inst.InstalledBy, &inst.InstalledAt, &inst.UpdatedAt, &uninstalledAt)
+// installationRow is the shape of every installation read: the row and the
+// app's principal.
+type installationRow interface {
+	db.AppInstallationGetByIDRow | db.AppInstallationGetByIDForShareRow |
+		db.AppInstallationCurrentByAppRow | db.AppInstallationCurrentByAppForShareRow |
+		db.AppInstallationCurrentByAppForUpdateRow
+}
+
+// installation converts the result of an installation read.
+func installation[R installationRow](row R, err error) (apps.Installation, bool, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return apps.Installation{}, false, nil
 	}
 	if err != nil {
 		return apps.Installation{}, false, errs.Wrap(err, "apps: reading the installation failed")
 	}
-	inst.State = apps.InstallationState(state)
-	inst.InstalledAt, inst.UpdatedAt = inst.InstalledAt.UTC(), inst.UpdatedAt.UTC()
-	if uninstalledAt != nil {
-		inst.UninstalledAt = uninstalledAt.UTC()
+	// Every row type has the same two fields; the conversion reads them.
+	r := db.AppInstallationGetByIDRow(row)
+	i := r.AppInstallation
+	out := apps.Installation{
+		ID: i.ID, AppID: i.AppID, PrincipalID: r.PrincipalID, State: apps.InstallationState(i.State),
+		GrantedScopes: nonNil(i.GrantedScopes), EventSubscriptions: nonNil(i.EventSubscriptions),
+		InstalledBy: i.InstalledBy, InstalledAt: i.InstalledAt.UTC(), UpdatedAt: i.UpdatedAt.UTC(),
 	}
-	inst.GrantedScopes = nonNil(inst.GrantedScopes)
-	inst.EventSubscriptions = nonNil(inst.EventSubscriptions)
-	return inst, true, nil
+	if i.UninstalledAt != nil {
+		out.UninstalledAt = i.UninstalledAt.UTC()
+	}
+	return out, true, nil
 }
-
-const insertInstallation = `
-INSERT INTO app_installations (id, app_id, state, granted_scopes, event_subscriptions,
-	installed_by, installed_at, updated_at, uninstalled_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
 // InsertInstallation implements app.Store.
 func (s *Store) InsertInstallation(ctx context.Context, inst apps.Installation) error {
-	_, err := pg.Conn(ctx, s.pool).Exec(ctx, insertInstallation, inst.ID, inst.AppID, string(inst.State),
-		nonNil(inst.GrantedScopes), nonNil(inst.EventSubscriptions), inst.InstalledBy, inst.InstalledAt, inst.UpdatedAt,
-		nullTime(inst.UninstalledAt))
+	err := s.q(ctx).AppInstallationInsert(ctx, db.AppInstallationInsertParams{
+		ID: inst.ID, AppID: inst.AppID, State: string(inst.State),
+		GrantedScopes: nonNil(inst.GrantedScopes), EventSubscriptions: nonNil(inst.EventSubscriptions),
+		InstalledBy: inst.InstalledBy, InstalledAt: inst.InstalledAt, UpdatedAt: inst.UpdatedAt,
+		UninstalledAt: nullTime(inst.UninstalledAt),
+	})
 	if pg.IsUniqueViolation(err, currentKey) {
 		return errs.Conflict(domain.ReasonAlreadyInstalled)
 	}
@@ -206,48 +204,39 @@ func (s *Store) InsertInstallation(ctx context.Context, inst apps.Installation) 
 	return nil
 }
 
-const updateInstallation = `
-UPDATE app_installations
-SET state = $2, granted_scopes = $3, event_subscriptions = $4, updated_at = $5, uninstalled_at = $6
-WHERE id = $1`
-
 // UpdateInstallation implements app.Store.
 func (s *Store) UpdateInstallation(ctx context.Context, inst apps.Installation) error {
-	tag, err := pg.Conn(ctx, s.pool).Exec(ctx, updateInstallation, inst.ID, string(inst.State),
-		nonNil(inst.GrantedScopes), nonNil(inst.EventSubscriptions), inst.UpdatedAt, nullTime(inst.UninstalledAt))
+	n, err := s.q(ctx).AppInstallationUpdate(ctx, db.AppInstallationUpdateParams{
+		ID: inst.ID, State: string(inst.State),
+		GrantedScopes: nonNil(inst.GrantedScopes), EventSubscriptions: nonNil(inst.EventSubscriptions),
+		UpdatedAt: inst.UpdatedAt, UninstalledAt: nullTime(inst.UninstalledAt),
+	})
 	if err != nil {
 		return errs.Wrap(err, "apps: updating the installation failed")
 	}
-	if tag.RowsAffected() != 1 {
+	if n != 1 {
 		return errs.Internalf("apps: the installation to update does not exist")
 	}
 	return nil
 }
-
-const selectFacts = `
-SELECT i.id, i.state, i.granted_scopes
-FROM apps a JOIN app_installations i ON i.app_id = a.id
-WHERE a.principal_id = $1 AND i.state <> 'uninstalled'`
 
 // AppFacts implements identity.AppFactsSource: the facts of the current
 // installation of the app whose principal is principalID, read in the unit
 // of work of ctx when there is one. False when the principal is no app or
 // the app has no active or suspended installation.
 func (s *Store) AppFacts(ctx context.Context, principalID ids.ID) (identity.AppFacts, bool, error) {
-	var (
-		f     identity.AppFacts
-		state string
-	)
-	err := pg.Conn(ctx, s.pool).QueryRow(ctx, selectFacts, principalID).Scan(&f.InstallationID, &state, &f.GrantedScopes)
+	row, err := s.q(ctx).AppInstallationFactsByPrincipal(ctx, principalID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return identity.AppFacts{}, false, nil
 	}
 	if err != nil {
 		return identity.AppFacts{}, false, errs.Wrap(err, "apps: reading the app facts failed")
 	}
-	f.Active = apps.InstallationState(state) == apps.InstallationActive
-	f.GrantedScopes = nonNil(f.GrantedScopes)
-	return f, true, nil
+	return identity.AppFacts{
+		InstallationID: row.ID,
+		Active:         apps.InstallationState(row.State) == apps.InstallationActive,
+		GrantedScopes:  nonNil(row.GrantedScopes),
+	}, true, nil
 }
 
 func nonNil(s []string) []string {
