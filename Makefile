@@ -40,8 +40,9 @@ test-short: pg-install ## Run the tests without -race (faster feedback).
 	cd $(SERVER) && $(GO) test -count=1 ./...
 
 .PHONY: migrations-lock
-migrations-lock: ## Record the checksums of the migrations in migrations.sha256.
-	cd $(SERVER)/migrations && sha256sum [0-9]*.sql > migrations.sha256
+migrations-lock: ## Record the checksums of new migrations in migrations.sha256 (merged lines never change).
+	quality/migrations.sh lock
+
 
 .PHONY: actions
 actions: ## Regenerate docs/spec/actions.yaml and the generated tables of docs/spec/05-actions.md from the action catalogue.
@@ -127,3 +128,47 @@ api-checks: ## Check the contract's own conventions (tools/apicheck).
 .PHONY: api-tables
 api-tables: ## Write the generated tables into docs/spec/06-api.md and docs/api/webhooks.md.
 	$(APITABLES)
+
+
+# Quality gates. Each gate's script is in quality/ (tools/docs for the site),
+# and quality/selftest/ proves each one fails on a planted defect.
+
+.PHONY: lint
+lint: ## Lint Go (golangci-lint, quality/golangci.yml) and all files (no en/em dash, white label).
+	quality/lint.sh
+
+.PHONY: gitleaks
+gitleaks: ## Scan the git history of HEAD and the work tree for secrets (.gitleaks.toml).
+	quality/gitleaks.sh
+
+.PHONY: licenses
+licenses: ## Check the license of every Go dependency against quality/licenses/allowed.txt.
+	quality/licenses.sh
+
+.PHONY: adr-index
+adr-index: ## Regenerate docs/adr/README.md from the ADR files.
+	quality/adr-index.sh write
+
+.PHONY: adr-index-check
+adr-index-check: ## Fail when docs/adr/README.md is stale or an ADR lacks status or date.
+	quality/adr-index.sh check
+
+.PHONY: migrations-lint
+migrations-lint: ## Lint the migrations: names, goose sections, grants, retention comments, checksums.
+	quality/migrations.sh lint
+
+.PHONY: arch
+arch: ## Enforce the module dependency rules of services/server/architecture/modules.yaml.
+	quality/arch.sh
+
+.PHONY: docs
+docs: ## Build the documentation site into site/ offline; broken links fail.
+	tools/docs/build.sh
+
+.PHONY: quality-selftest
+quality-selftest: ## Unit-test tools/ and prove every gate fails on a planted defect.
+	quality/selftest/run.sh
+
+.PHONY: check
+check: adr-index-check migrations-lint arch codegen-check register-check api-lint api-checks config-doc-check lint gitleaks licenses docs quality-selftest test ## Run every gate and the tests (CI).
+	@echo "make check: all gates and tests passed"

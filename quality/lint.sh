@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# lint.sh [ROOT] is `make lint`:
+#   1. the pinned golangci-lint with ROOT/quality/golangci.yml over each Go
+#      module in LINT_MODULES (default: services/server and tools; go vet,
+#      staticcheck, errcheck, revive's doc comment rule, gofmt, goimports
+#      with the local prefix bothy/, misspell, gosec, ...);
+#   2. the text rules (tools/textrules): no en or em dash in any file, and
+#      the white label with ROOT/quality/whitelabel-allow.txt.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "${1:-$here/..}" && pwd)
+golangci=$("$here/../tools/toolbin.sh" golangci-lint)
+
+status=0
+for m in ${LINT_MODULES:-services/server tools}; do
+  echo "lint: golangci-lint in $m"
+  # The tools module is outside go.work; every other module is in it.
+  workoff=
+  [ -f "$root/go.work" ] && grep -qE "^\s*(use\s+)?\./$m\s*\)?$" "$root/go.work" || workoff=off
+  (cd "$root/$m" && GOWORK=${workoff:-${GOWORK:-}} "$golangci" run --config "$root/quality/golangci.yml" ./...) || status=1
+done
+
+echo "lint: text rules"
+(cd "$here/../tools" && GOWORK=off go run ./textrules -C "$root") || status=1
+exit $status
