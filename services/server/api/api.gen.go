@@ -315,6 +315,48 @@ func (e ProblemCode) Valid() bool {
 	}
 }
 
+// Defines values for SignatureScheme.
+const (
+	V1  SignatureScheme = "v1"
+	V1a SignatureScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the SignatureScheme enum.
+func (e SignatureScheme) Valid() bool {
+	switch e {
+	case V1:
+		return true
+	case V1a:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryStatus.
+const (
+	Dead      WebhookDeliveryStatus = "dead"
+	Failed    WebhookDeliveryStatus = "failed"
+	Pending   WebhookDeliveryStatus = "pending"
+	Succeeded WebhookDeliveryStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case Dead:
+		return true
+	case Failed:
+		return true
+	case Pending:
+		return true
+	case Succeeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookKeyState.
 const (
 	WebhookKeyStateActive   WebhookKeyState = "active"
@@ -330,6 +372,45 @@ func (e WebhookKeyState) Valid() bool {
 	case WebhookKeyStateNext:
 		return true
 	case WebhookKeyStateRetiring:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookSubscriptionState.
+const (
+	WebhookSubscriptionStateActive   WebhookSubscriptionState = "active"
+	WebhookSubscriptionStateDisabled WebhookSubscriptionState = "disabled"
+	WebhookSubscriptionStatePaused   WebhookSubscriptionState = "paused"
+)
+
+// Valid indicates whether the value is a known member of the WebhookSubscriptionState enum.
+func (e WebhookSubscriptionState) Valid() bool {
+	switch e {
+	case WebhookSubscriptionStateActive:
+		return true
+	case WebhookSubscriptionStateDisabled:
+		return true
+	case WebhookSubscriptionStatePaused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookSubscriptionUpdateState.
+const (
+	WebhookSubscriptionUpdateStateActive WebhookSubscriptionUpdateState = "active"
+	WebhookSubscriptionUpdateStatePaused WebhookSubscriptionUpdateState = "paused"
+)
+
+// Valid indicates whether the value is a known member of the WebhookSubscriptionUpdateState enum.
+func (e WebhookSubscriptionUpdateState) Valid() bool {
+	switch e {
+	case WebhookSubscriptionUpdateStateActive:
+		return true
+	case WebhookSubscriptionUpdateStatePaused:
 		return true
 	default:
 		return false
@@ -937,6 +1018,9 @@ type SessionCreated struct {
 	Token string `json:"token"`
 }
 
+// SignatureScheme `v1a` is Ed25519 with the instance key; `v1` is HMAC-SHA256 with the subscription secret.
+type SignatureScheme string
+
 // Space defines model for Space.
 type Space struct {
 	// CreatedAt An RFC 3339 time in UTC.
@@ -1006,6 +1090,79 @@ type StepUpRequest struct {
 // Example: 2026-11-30T09:41:00Z
 type Timestamp = time.Time
 
+// WebhookDelivery One event for one subscription, with its delivery state.
+type WebhookDelivery struct {
+	// Attempt Attempts made so far.
+	Attempt int32 `json:"attempt"`
+
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// DeliveredAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	DeliveredAt *Timestamp `json:"delivered_at,omitempty"`
+
+	// EventId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	EventId Id `json:"event_id"`
+
+	// EventSeq Example: 4712
+	EventSeq int64 `json:"event_seq"`
+
+	// EventType absent once the event left the event log (sync.event_retention)
+	EventType *EventType `json:"event_type,omitempty"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id Id `json:"id"`
+
+	// LastError The code of the last failure, for example `http_status`, `timeout`, `address_blocked` or `not_authorized`.
+	//
+	// Example: http_status
+	LastError *string `json:"last_error,omitempty"`
+
+	// NextAttemptAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	NextAttemptAt *Timestamp `json:"next_attempt_at,omitempty"`
+
+	// ResponseCode The HTTP status of the last response, when one arrived.
+	ResponseCode *int32 `json:"response_code,omitempty"`
+
+	// Status `pending` waits for its (next) attempt; `succeeded` got a 2xx;
+	// `failed` got 410; `dead` was given up (retry window over, or the
+	// receiver lost the right to the event: last_error `not_authorized`).
+	Status WebhookDeliveryStatus `json:"status"`
+
+	// SubscriptionId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	SubscriptionId Id `json:"subscription_id"`
+
+	// UpdatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	UpdatedAt Timestamp `json:"updated_at"`
+}
+
+// WebhookDeliveryPage defines model for WebhookDeliveryPage.
+type WebhookDeliveryPage struct {
+	Items []WebhookDelivery `json:"items"`
+
+	// NextCursor The cursor of the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
+// WebhookDeliveryStatus `pending` waits for its (next) attempt; `succeeded` got a 2xx;
+// `failed` got 410; `dead` was given up (retry window over, or the
+// receiver lost the right to the event: last_error `not_authorized`).
+type WebhookDeliveryStatus string
+
 // WebhookKey defines model for WebhookKey.
 type WebhookKey struct {
 	// Kid The key ID.
@@ -1041,6 +1198,198 @@ type WebhookKeys struct {
 	Keys []WebhookKey `json:"keys"`
 }
 
+// WebhookSubscription A webhook subscription. Exactly one of `app_id` and `agent_id` is
+// present: app subscriptions carry `app_id`, agent subscriptions
+// `agent_id`.
+type WebhookSubscription struct {
+	// AgentId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	AgentId *Id `json:"agent_id,omitempty"`
+
+	// AppId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	AppId *Id `json:"app_id,omitempty"`
+
+	// ConsecutiveFailures Counted failures in a row; compared with webhook.max_consecutive_failures.
+	ConsecutiveFailures int32 `json:"consecutive_failures"`
+
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// DisabledAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	DisabledAt  *Timestamp  `json:"disabled_at,omitempty"`
+	EventTypes  []EventType `json:"event_types"`
+	HmacEnabled bool        `json:"hmac_enabled"`
+
+	// HmacGeneration The generation of the current HMAC secret; 0 until the first rotation.
+	HmacGeneration int32 `json:"hmac_generation"`
+
+	// HmacRotatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	HmacRotatedAt *Timestamp `json:"hmac_rotated_at,omitempty"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id Id `json:"id"`
+
+	// LastDeliveredSeq The highest event `seq` the receiver accepted with 2xx; 0 before the first.
+	LastDeliveredSeq int64 `json:"last_delivered_seq"`
+
+	// SignatureSchemes `[v1a]`, or `[v1a, v1]` when HMAC is enabled.
+	SignatureSchemes []SignatureScheme `json:"signature_schemes"`
+
+	// SigningKeyKid The kid of the Ed25519 key that signed the last accepted delivery (at creation, the active key).
+	//
+	// Example: 0a1b2c3d0a1b2c3d0a1b2c3d0a1b2c3d
+	SigningKeyKid string `json:"signing_key_kid"`
+
+	// State `active` delivers; `paused` keeps creating deliveries but sends
+	// nothing until resumed; `disabled` creates no deliveries (set by the
+	// server after 410, too many failures, an expired retry window or a
+	// gap in the event log, or by uninstalling the app) until an owner
+	// re-enables it.
+	State WebhookSubscriptionState `json:"state"`
+
+	// UpdatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	UpdatedAt Timestamp `json:"updated_at"`
+
+	// Url The https address deliveries are sent to.
+	//
+	// Example: https://hooks.example.com/bothy/events
+	Url string `json:"url"`
+}
+
+// WebhookSubscriptionCreate defines model for WebhookSubscriptionCreate.
+type WebhookSubscriptionCreate struct {
+	// EnableHmac Also sign with HMAC-SHA256 (`v1`); the secret is shown once in the response.
+	EnableHmac *bool `json:"enable_hmac,omitempty"`
+
+	// EventTypes Event types subscribable by apps and granted to the installation.
+	EventTypes []EventType `json:"event_types"`
+
+	// Url An https address whose host (and port) webhook.allowed_hosts lists.
+	//
+	// Example: https://hooks.example.com/bothy/events
+	Url string `json:"url"`
+}
+
+// WebhookSubscriptionCreated The subscription, plus `hmac_secret` only in the response that
+// created or rotated the secret.
+type WebhookSubscriptionCreated struct {
+	// AgentId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	AgentId *Id `json:"agent_id,omitempty"`
+
+	// AppId A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	AppId *Id `json:"app_id,omitempty"`
+
+	// ConsecutiveFailures Counted failures in a row; compared with webhook.max_consecutive_failures.
+	ConsecutiveFailures int32 `json:"consecutive_failures"`
+
+	// CreatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// DisabledAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	DisabledAt  *Timestamp  `json:"disabled_at,omitempty"`
+	EventTypes  []EventType `json:"event_types"`
+	HmacEnabled bool        `json:"hmac_enabled"`
+
+	// HmacGeneration The generation of the current HMAC secret; 0 until the first rotation.
+	HmacGeneration int32 `json:"hmac_generation"`
+
+	// HmacRotatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	HmacRotatedAt *Timestamp `json:"hmac_rotated_at,omitempty"`
+
+	// HmacSecret The HMAC secret: `whsec_` followed by the standard base64 of
+	// the key. A one-time secret: it is never stored and never
+	// shown again.
+	//
+	//
+	// Example: whsec_EXAMPLEc2VjcmV0b2Z0aGVzdWJzY3JpcHRpb24xAAAA=
+	HmacSecret *string `json:"hmac_secret,omitempty"`
+
+	// Id A UUIDv7 in canonical lower-case form.
+	//
+	// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+	Id Id `json:"id"`
+
+	// LastDeliveredSeq The highest event `seq` the receiver accepted with 2xx; 0 before the first.
+	LastDeliveredSeq int64 `json:"last_delivered_seq"`
+
+	// SignatureSchemes `[v1a]`, or `[v1a, v1]` when HMAC is enabled.
+	SignatureSchemes []SignatureScheme `json:"signature_schemes"`
+
+	// SigningKeyKid The kid of the Ed25519 key that signed the last accepted delivery (at creation, the active key).
+	//
+	// Example: 0a1b2c3d0a1b2c3d0a1b2c3d0a1b2c3d
+	SigningKeyKid string `json:"signing_key_kid"`
+
+	// State `active` delivers; `paused` keeps creating deliveries but sends
+	// nothing until resumed; `disabled` creates no deliveries (set by the
+	// server after 410, too many failures, an expired retry window or a
+	// gap in the event log, or by uninstalling the app) until an owner
+	// re-enables it.
+	State WebhookSubscriptionState `json:"state"`
+
+	// UpdatedAt An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	UpdatedAt Timestamp `json:"updated_at"`
+
+	// Url The https address deliveries are sent to.
+	//
+	// Example: https://hooks.example.com/bothy/events
+	Url string `json:"url"`
+}
+
+// WebhookSubscriptionList defines model for WebhookSubscriptionList.
+type WebhookSubscriptionList struct {
+	Items []WebhookSubscription `json:"items"`
+}
+
+// WebhookSubscriptionState `active` delivers; `paused` keeps creating deliveries but sends
+// nothing until resumed; `disabled` creates no deliveries (set by the
+// server after 410, too many failures, an expired retry window or a
+// gap in the event log, or by uninstalling the app) until an owner
+// re-enables it.
+type WebhookSubscriptionState string
+
+// WebhookSubscriptionUpdate Only the members given change; an empty object changes nothing.
+type WebhookSubscriptionUpdate struct {
+	EventTypes *[]EventType `json:"event_types,omitempty"`
+
+	// RotateHmacSecret Rotate the HMAC secret; the new secret is shown once in the response.
+	RotateHmacSecret *bool `json:"rotate_hmac_secret,omitempty"`
+
+	// State `paused` pauses; `active` resumes a paused or re-enables a disabled subscription.
+	State *WebhookSubscriptionUpdateState `json:"state,omitempty"`
+
+	// Url Example: https://hooks.example.com/bothy/events-v2
+	Url *string `json:"url,omitempty"`
+}
+
+// WebhookSubscriptionUpdateState `paused` pauses; `active` resumes a paused or re-enables a disabled subscription.
+type WebhookSubscriptionUpdateState string
+
 // AppIdPath A UUIDv7 in canonical lower-case form.
 //
 // Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
@@ -1053,6 +1402,16 @@ type ChannelIdPath = Id
 
 // Cursor Example: EXAMPLEcursor0001
 type Cursor = string
+
+// DeliveryIdPath A UUIDv7 in canonical lower-case form.
+//
+// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+type DeliveryIdPath = Id
+
+// DeliveryStatusFilter `pending` waits for its (next) attempt; `succeeded` got a 2xx;
+// `failed` got 410; `dead` was given up (retry window over, or the
+// receiver lost the right to the event: last_error `not_authorized`).
+type DeliveryStatusFilter = WebhookDeliveryStatus
 
 // GrantIdPath A UUIDv7 in canonical lower-case form.
 //
@@ -1074,6 +1433,11 @@ type MessageIdPath = Id
 //
 // Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
 type SpaceIdPath = Id
+
+// SubscriptionIdPath A UUIDv7 in canonical lower-case form.
+//
+// Example: 01938f2e-4c1a-7b3e-9d2f-5a6b7c8d9e01
+type SubscriptionIdPath = Id
 
 // TokenIdPath A UUIDv7 in canonical lower-case form.
 //
@@ -1158,6 +1522,17 @@ type ResumeAppParams struct {
 
 // SuspendAppParams defines parameters for SuspendApp.
 type SuspendAppParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateWebhookSubscriptionParams defines parameters for CreateWebhookSubscription.
+type CreateWebhookSubscriptionParams struct {
 	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
 	// with the same key and body returns the stored answer with
 	// `Idempotent-Replay: true`; the same key with another body answers
@@ -1257,6 +1632,44 @@ type AddSpaceMemberParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// RedeliverWebhookParams defines parameters for RedeliverWebhook.
+type RedeliverWebhookParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateWebhookSubscriptionParams defines parameters for UpdateWebhookSubscription.
+type UpdateWebhookSubscriptionParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Status Only deliveries with this status.
+	Status *DeliveryStatusFilter `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor The opaque `next_cursor` of the previous page. Absent for the first
+	// page. A foreign, stale or tampered cursor answers 400
+	// `cursor_invalid`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Largest number of items on the page. Absent means the instance's
+	// default page size; values above the instance's maximum page size
+	// are lowered to it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
 type CreateAppJSONRequestBody = AppCreate
 
@@ -1268,6 +1681,9 @@ type InstallAppJSONRequestBody = AppInstallationCreate
 
 // SetAppScopesJSONRequestBody defines body for SetAppScopes for application/json ContentType.
 type SetAppScopesJSONRequestBody = AppScopesUpdate
+
+// CreateWebhookSubscriptionJSONRequestBody defines body for CreateWebhookSubscription for application/json ContentType.
+type CreateWebhookSubscriptionJSONRequestBody = WebhookSubscriptionCreate
 
 // PostMessageJSONRequestBody defines body for PostMessage for application/json ContentType.
 type PostMessageJSONRequestBody = MessageCreate
@@ -1295,6 +1711,9 @@ type CreateChannelJSONRequestBody = ChannelCreate
 
 // AddSpaceMemberJSONRequestBody defines body for AddSpaceMember for application/json ContentType.
 type AddSpaceMemberJSONRequestBody = SpaceMemberAdd
+
+// UpdateWebhookSubscriptionJSONRequestBody defines body for UpdateWebhookSubscription for application/json ContentType.
+type UpdateWebhookSubscriptionJSONRequestBody = WebhookSubscriptionUpdate
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -1331,6 +1750,12 @@ type ServerInterface interface {
 	// SuspendApp Suspend an installed app
 	// (POST /apps/{appId}/installation/suspend)
 	SuspendApp(w http.ResponseWriter, r *http.Request, appId AppIdPath, params SuspendAppParams)
+	// ListWebhookSubscriptions List the webhook subscriptions of an app
+	// (GET /apps/{appId}/webhook-subscriptions)
+	ListWebhookSubscriptions(w http.ResponseWriter, r *http.Request, appId AppIdPath)
+	// CreateWebhookSubscription Subscribe an installed app to event types
+	// (POST /apps/{appId}/webhook-subscriptions)
+	CreateWebhookSubscription(w http.ResponseWriter, r *http.Request, appId AppIdPath, params CreateWebhookSubscriptionParams)
 	// ListMessages List the messages of a channel
 	// (GET /channels/{channelId}/messages)
 	ListMessages(w http.ResponseWriter, r *http.Request, channelId ChannelIdPath, params ListMessagesParams)
@@ -1391,6 +1816,18 @@ type ServerInterface interface {
 	// AddSpaceMember Add a member to a space
 	// (POST /spaces/{spaceId}/members)
 	AddSpaceMember(w http.ResponseWriter, r *http.Request, spaceId SpaceIdPath, params AddSpaceMemberParams)
+	// RedeliverWebhook Deliver an event again
+	// (POST /webhook-deliveries/{deliveryId}/redeliver)
+	RedeliverWebhook(w http.ResponseWriter, r *http.Request, deliveryId DeliveryIdPath, params RedeliverWebhookParams)
+	// DeleteWebhookSubscription Delete a webhook subscription
+	// (DELETE /webhook-subscriptions/{subscriptionId})
+	DeleteWebhookSubscription(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath)
+	// UpdateWebhookSubscription Change, pause, resume or rotate a webhook subscription
+	// (PATCH /webhook-subscriptions/{subscriptionId})
+	UpdateWebhookSubscription(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath, params UpdateWebhookSubscriptionParams)
+	// ListWebhookDeliveries List the deliveries of a webhook subscription
+	// (GET /webhook-subscriptions/{subscriptionId}/deliveries)
+	ListWebhookDeliveries(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath, params ListWebhookDeliveriesParams)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -1787,6 +2224,82 @@ func (siw *ServerInterfaceWrapper) SuspendApp(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SuspendApp(w, r, appId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListWebhookSubscriptions operation middleware
+func (siw *ServerInterfaceWrapper) ListWebhookSubscriptions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListWebhookSubscriptions(w, r, appId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateWebhookSubscription operation middleware
+func (siw *ServerInterfaceWrapper) CreateWebhookSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "appId" -------------
+	var appId AppIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "appId", r.PathValue("appId"), &appId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "appId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateWebhookSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateWebhookSubscription(w, r, appId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2378,6 +2891,200 @@ func (siw *ServerInterfaceWrapper) AddSpaceMember(w http.ResponseWriter, r *http
 	handler.ServeHTTP(w, r)
 }
 
+// RedeliverWebhook operation middleware
+func (siw *ServerInterfaceWrapper) RedeliverWebhook(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "deliveryId" -------------
+	var deliveryId DeliveryIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "deliveryId", r.PathValue("deliveryId"), &deliveryId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "deliveryId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RedeliverWebhookParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RedeliverWebhook(w, r, deliveryId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteWebhookSubscription operation middleware
+func (siw *ServerInterfaceWrapper) DeleteWebhookSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "subscriptionId" -------------
+	var subscriptionId SubscriptionIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "subscriptionId", r.PathValue("subscriptionId"), &subscriptionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscriptionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteWebhookSubscription(w, r, subscriptionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateWebhookSubscription operation middleware
+func (siw *ServerInterfaceWrapper) UpdateWebhookSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "subscriptionId" -------------
+	var subscriptionId SubscriptionIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "subscriptionId", r.PathValue("subscriptionId"), &subscriptionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscriptionId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdateWebhookSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateWebhookSubscription(w, r, subscriptionId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListWebhookDeliveries operation middleware
+func (siw *ServerInterfaceWrapper) ListWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "subscriptionId" -------------
+	var subscriptionId SubscriptionIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "subscriptionId", r.PathValue("subscriptionId"), &subscriptionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscriptionId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListWebhookDeliveriesParams
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListWebhookDeliveries(w, r, subscriptionId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -2509,6 +3216,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps/{appId}/installation/resume", wrapper.ResumeApp)
 	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/apps/{appId}/installation/scopes", wrapper.SetAppScopes)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps/{appId}/installation/suspend", wrapper.SuspendApp)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/apps/{appId}/webhook-subscriptions", wrapper.ListWebhookSubscriptions)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/apps/{appId}/webhook-subscriptions", wrapper.CreateWebhookSubscription)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/channels/{channelId}/messages", wrapper.ListMessages)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/channels/{channelId}/messages", wrapper.PostMessage)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/instance", wrapper.GetInstance)
@@ -2529,6 +3238,10 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/spaces/{spaceId}/channels", wrapper.ListChannels)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/spaces/{spaceId}/channels", wrapper.CreateChannel)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/spaces/{spaceId}/members", wrapper.AddSpaceMember)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/webhook-deliveries/{deliveryId}/redeliver", wrapper.RedeliverWebhook)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/webhook-subscriptions/{subscriptionId}", wrapper.DeleteWebhookSubscription)
+	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/webhook-subscriptions/{subscriptionId}", wrapper.UpdateWebhookSubscription)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/webhook-subscriptions/{subscriptionId}/deliveries", wrapper.ListWebhookDeliveries)
 
 	return m
 }
@@ -3715,6 +4428,222 @@ func (response SuspendApp409ApplicationProblemPlusJSONResponse) VisitSuspendAppR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookSubscriptionsRequestObject struct {
+	AppId AppIdPath `json:"appId"`
+}
+
+type ListWebhookSubscriptionsResponseObject interface {
+	VisitListWebhookSubscriptionsResponse(w http.ResponseWriter) error
+}
+
+type ListWebhookSubscriptions200JSONResponse WebhookSubscriptionList
+
+func (response ListWebhookSubscriptions200JSONResponse) VisitListWebhookSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookSubscriptions400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookSubscriptions400ApplicationProblemPlusJSONResponse) VisitListWebhookSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookSubscriptions401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookSubscriptions401ApplicationProblemPlusJSONResponse) VisitListWebhookSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookSubscriptions403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookSubscriptions403ApplicationProblemPlusJSONResponse) VisitListWebhookSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookSubscriptions404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookSubscriptions404ApplicationProblemPlusJSONResponse) VisitListWebhookSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookSubscriptionRequestObject struct {
+	AppId  AppIdPath `json:"appId"`
+	Params CreateWebhookSubscriptionParams
+	Body   *CreateWebhookSubscriptionJSONRequestBody
+}
+
+type CreateWebhookSubscriptionResponseObject interface {
+	VisitCreateWebhookSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type CreateWebhookSubscription201ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type CreateWebhookSubscription201JSONResponse struct {
+	Body    WebhookSubscriptionCreated
+	Headers CreateWebhookSubscription201ResponseHeaders
+}
+
+func (response CreateWebhookSubscription201JSONResponse) VisitCreateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookSubscription400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateWebhookSubscription400ApplicationProblemPlusJSONResponse) VisitCreateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookSubscription401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateWebhookSubscription401ApplicationProblemPlusJSONResponse) VisitCreateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookSubscription403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateWebhookSubscription403ApplicationProblemPlusJSONResponse) VisitCreateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookSubscription404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateWebhookSubscription404ApplicationProblemPlusJSONResponse) VisitCreateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookSubscription409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateWebhookSubscription409ApplicationProblemPlusJSONResponse) VisitCreateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookSubscription413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateWebhookSubscription413ApplicationProblemPlusJSONResponse) VisitCreateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5515,6 +6444,416 @@ func (response AddSpaceMember413ApplicationProblemPlusJSONResponse) VisitAddSpac
 	return err
 }
 
+type RedeliverWebhookRequestObject struct {
+	DeliveryId DeliveryIdPath `json:"deliveryId"`
+	Params     RedeliverWebhookParams
+}
+
+type RedeliverWebhookResponseObject interface {
+	VisitRedeliverWebhookResponse(w http.ResponseWriter) error
+}
+
+type RedeliverWebhook202ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type RedeliverWebhook202JSONResponse struct {
+	Body    WebhookDelivery
+	Headers RedeliverWebhook202ResponseHeaders
+}
+
+func (response RedeliverWebhook202JSONResponse) VisitRedeliverWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhook400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RedeliverWebhook400ApplicationProblemPlusJSONResponse) VisitRedeliverWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhook401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RedeliverWebhook401ApplicationProblemPlusJSONResponse) VisitRedeliverWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhook403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RedeliverWebhook403ApplicationProblemPlusJSONResponse) VisitRedeliverWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhook404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RedeliverWebhook404ApplicationProblemPlusJSONResponse) VisitRedeliverWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhook409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RedeliverWebhook409ApplicationProblemPlusJSONResponse) VisitRedeliverWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookSubscriptionRequestObject struct {
+	SubscriptionId SubscriptionIdPath `json:"subscriptionId"`
+}
+
+type DeleteWebhookSubscriptionResponseObject interface {
+	VisitDeleteWebhookSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type DeleteWebhookSubscription204Response struct {
+}
+
+func (response DeleteWebhookSubscription204Response) VisitDeleteWebhookSubscriptionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteWebhookSubscription400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteWebhookSubscription400ApplicationProblemPlusJSONResponse) VisitDeleteWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookSubscription401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteWebhookSubscription401ApplicationProblemPlusJSONResponse) VisitDeleteWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookSubscription403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteWebhookSubscription403ApplicationProblemPlusJSONResponse) VisitDeleteWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookSubscription404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteWebhookSubscription404ApplicationProblemPlusJSONResponse) VisitDeleteWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookSubscriptionRequestObject struct {
+	SubscriptionId SubscriptionIdPath `json:"subscriptionId"`
+	Params         UpdateWebhookSubscriptionParams
+	Body           *UpdateWebhookSubscriptionJSONRequestBody
+}
+
+type UpdateWebhookSubscriptionResponseObject interface {
+	VisitUpdateWebhookSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type UpdateWebhookSubscription200ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type UpdateWebhookSubscription200JSONResponse struct {
+	Body    WebhookSubscriptionCreated
+	Headers UpdateWebhookSubscription200ResponseHeaders
+}
+
+func (response UpdateWebhookSubscription200JSONResponse) VisitUpdateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookSubscription400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookSubscription400ApplicationProblemPlusJSONResponse) VisitUpdateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookSubscription401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookSubscription401ApplicationProblemPlusJSONResponse) VisitUpdateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookSubscription403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookSubscription403ApplicationProblemPlusJSONResponse) VisitUpdateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookSubscription404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookSubscription404ApplicationProblemPlusJSONResponse) VisitUpdateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookSubscription409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookSubscription409ApplicationProblemPlusJSONResponse) VisitUpdateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookSubscription413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookSubscription413ApplicationProblemPlusJSONResponse) VisitUpdateWebhookSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveriesRequestObject struct {
+	SubscriptionId SubscriptionIdPath `json:"subscriptionId"`
+	Params         ListWebhookDeliveriesParams
+}
+
+type ListWebhookDeliveriesResponseObject interface {
+	VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListWebhookDeliveries200JSONResponse WebhookDeliveryPage
+
+func (response ListWebhookDeliveries200JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries400ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries401ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries403ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries404ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListApps List registered apps
@@ -5550,6 +6889,12 @@ type StrictServerInterface interface {
 	// SuspendApp Suspend an installed app
 	// (POST /apps/{appId}/installation/suspend)
 	SuspendApp(ctx context.Context, request SuspendAppRequestObject) (SuspendAppResponseObject, error)
+	// ListWebhookSubscriptions List the webhook subscriptions of an app
+	// (GET /apps/{appId}/webhook-subscriptions)
+	ListWebhookSubscriptions(ctx context.Context, request ListWebhookSubscriptionsRequestObject) (ListWebhookSubscriptionsResponseObject, error)
+	// CreateWebhookSubscription Subscribe an installed app to event types
+	// (POST /apps/{appId}/webhook-subscriptions)
+	CreateWebhookSubscription(ctx context.Context, request CreateWebhookSubscriptionRequestObject) (CreateWebhookSubscriptionResponseObject, error)
 	// ListMessages List the messages of a channel
 	// (GET /channels/{channelId}/messages)
 	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
@@ -5610,6 +6955,18 @@ type StrictServerInterface interface {
 	// AddSpaceMember Add a member to a space
 	// (POST /spaces/{spaceId}/members)
 	AddSpaceMember(ctx context.Context, request AddSpaceMemberRequestObject) (AddSpaceMemberResponseObject, error)
+	// RedeliverWebhook Deliver an event again
+	// (POST /webhook-deliveries/{deliveryId}/redeliver)
+	RedeliverWebhook(ctx context.Context, request RedeliverWebhookRequestObject) (RedeliverWebhookResponseObject, error)
+	// DeleteWebhookSubscription Delete a webhook subscription
+	// (DELETE /webhook-subscriptions/{subscriptionId})
+	DeleteWebhookSubscription(ctx context.Context, request DeleteWebhookSubscriptionRequestObject) (DeleteWebhookSubscriptionResponseObject, error)
+	// UpdateWebhookSubscription Change, pause, resume or rotate a webhook subscription
+	// (PATCH /webhook-subscriptions/{subscriptionId})
+	UpdateWebhookSubscription(ctx context.Context, request UpdateWebhookSubscriptionRequestObject) (UpdateWebhookSubscriptionResponseObject, error)
+	// ListWebhookDeliveries List the deliveries of a webhook subscription
+	// (GET /webhook-subscriptions/{subscriptionId}/deliveries)
+	ListWebhookDeliveries(ctx context.Context, request ListWebhookDeliveriesRequestObject) (ListWebhookDeliveriesResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -5961,6 +7318,66 @@ func (sh *strictHandler) SuspendApp(w http.ResponseWriter, r *http.Request, appI
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SuspendAppResponseObject); ok {
 		if err := validResponse.VisitSuspendAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListWebhookSubscriptions operation middleware
+func (sh *strictHandler) ListWebhookSubscriptions(w http.ResponseWriter, r *http.Request, appId AppIdPath) {
+	var request ListWebhookSubscriptionsRequestObject
+
+	request.AppId = appId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWebhookSubscriptions(ctx, request.(ListWebhookSubscriptionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWebhookSubscriptions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListWebhookSubscriptionsResponseObject); ok {
+		if err := validResponse.VisitListWebhookSubscriptionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateWebhookSubscription operation middleware
+func (sh *strictHandler) CreateWebhookSubscription(w http.ResponseWriter, r *http.Request, appId AppIdPath, params CreateWebhookSubscriptionParams) {
+	var request CreateWebhookSubscriptionRequestObject
+
+	request.AppId = appId
+	request.Params = params
+
+	var body CreateWebhookSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateWebhookSubscription(ctx, request.(CreateWebhookSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateWebhookSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateWebhookSubscriptionResponseObject); ok {
+		if err := validResponse.VisitCreateWebhookSubscriptionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -6531,6 +7948,120 @@ func (sh *strictHandler) AddSpaceMember(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(AddSpaceMemberResponseObject); ok {
 		if err := validResponse.VisitAddSpaceMemberResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RedeliverWebhook operation middleware
+func (sh *strictHandler) RedeliverWebhook(w http.ResponseWriter, r *http.Request, deliveryId DeliveryIdPath, params RedeliverWebhookParams) {
+	var request RedeliverWebhookRequestObject
+
+	request.DeliveryId = deliveryId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RedeliverWebhook(ctx, request.(RedeliverWebhookRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RedeliverWebhook")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RedeliverWebhookResponseObject); ok {
+		if err := validResponse.VisitRedeliverWebhookResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteWebhookSubscription operation middleware
+func (sh *strictHandler) DeleteWebhookSubscription(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath) {
+	var request DeleteWebhookSubscriptionRequestObject
+
+	request.SubscriptionId = subscriptionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteWebhookSubscription(ctx, request.(DeleteWebhookSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteWebhookSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteWebhookSubscriptionResponseObject); ok {
+		if err := validResponse.VisitDeleteWebhookSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateWebhookSubscription operation middleware
+func (sh *strictHandler) UpdateWebhookSubscription(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath, params UpdateWebhookSubscriptionParams) {
+	var request UpdateWebhookSubscriptionRequestObject
+
+	request.SubscriptionId = subscriptionId
+	request.Params = params
+
+	var body UpdateWebhookSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateWebhookSubscription(ctx, request.(UpdateWebhookSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateWebhookSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateWebhookSubscriptionResponseObject); ok {
+		if err := validResponse.VisitUpdateWebhookSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListWebhookDeliveries operation middleware
+func (sh *strictHandler) ListWebhookDeliveries(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath, params ListWebhookDeliveriesParams) {
+	var request ListWebhookDeliveriesRequestObject
+
+	request.SubscriptionId = subscriptionId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWebhookDeliveries(ctx, request.(ListWebhookDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWebhookDeliveries")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListWebhookDeliveriesResponseObject); ok {
+		if err := validResponse.VisitListWebhookDeliveriesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -18,6 +18,7 @@ type (
 	identityAPI = idhttp.Server
 	chatAPI     = chathttp.Handler
 	appsAPI     = appshttp.Handlers
+	webhookAPI  = appshttp.WebhookHandlers
 )
 
 // apiServer is the one strict server of the generated API: every module's
@@ -28,6 +29,7 @@ type apiServer struct {
 	*identityAPI
 	*chatAPI
 	*appsAPI
+	*webhookAPI
 }
 
 var _ api.StrictServerInterface = (*apiServer)(nil)
@@ -42,8 +44,12 @@ func newAPIServer(cfg *Config, m *Modules, cursors *httpserver.Cursors) (*apiSer
 	if err != nil {
 		return nil, err
 	}
+	webhooks, err := appshttp.NewWebhookHandlers(m.Webhooks, cursors)
+	if err != nil {
+		return nil, err
+	}
 	return &apiServer{instanceAPI: inst, identityAPI: idhttp.New(m.Identity), chatAPI: chat,
-		appsAPI: appshttp.NewHandlers(m.Apps)}, nil
+		appsAPI: appshttp.NewHandlers(m.Apps), webhookAPI: webhooks}, nil
 }
 
 // mountAPI verifies the registrations (AZ-P1: every enabled operation has a

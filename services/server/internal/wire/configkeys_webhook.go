@@ -29,6 +29,10 @@ func webhookConfigKeys() []config.Key {
 			Doc: "How long the server signs with the previous HMAC secret generation as well after rotate_hmac_secret."},
 		{Name: "webhook.hmac_master_key_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/webhook_hmac_master_key", Chapter: chapter11,
 			Doc: "Reference to the master key from which the HMAC secrets of the subscriptions are derived (docs/api/webhooks.md section 2.1)."},
+		{Name: "webhook.page_size_default", Kind: config.KindInt, Default: "50", Min: "1", Max: "1000", Unit: "deliveries", Chapter: chapter06,
+			Doc: "Deliveries on one page of listWebhookDeliveries when the request names no limit; at most webhook.page_size_max."},
+		{Name: "webhook.page_size_max", Kind: config.KindInt, Default: "200", Min: "1", Max: "1000", Unit: "deliveries", Chapter: chapter06,
+			Doc: "Most deliveries on one page of listWebhookDeliveries; a larger limit is lowered to it."},
 		{Name: "webhook.chain_max_deliveries", Kind: config.KindInt, Default: "100", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter02,
 			Doc: "Budget of one run of the delivery job: most deliveries it sends before it leaves the next head to a new job."},
 		{Name: "webhook.chain_max_duration", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
@@ -57,6 +61,10 @@ type WebhookConfig struct {
 	SecretRotationOverlap time.Duration `config:"webhook.secret_rotation_overlap"`
 	// HMACMasterKeyRef is webhook.hmac_master_key_ref, placeholders resolved.
 	HMACMasterKeyRef string `config:"webhook.hmac_master_key_ref"`
+	// PageSizeDefault is webhook.page_size_default.
+	PageSizeDefault int `config:"webhook.page_size_default"`
+	// PageSizeMax is webhook.page_size_max.
+	PageSizeMax int `config:"webhook.page_size_max"`
 	// ChainMaxDeliveries is webhook.chain_max_deliveries.
 	ChainMaxDeliveries int `config:"webhook.chain_max_deliveries"`
 	// ChainMaxDuration is webhook.chain_max_duration.

@@ -6,6 +6,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric"
 
+	"bothy/server/internal/apps/adapters/hmackey"
+	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	appspg "bothy/server/internal/apps/adapters/postgres"
 	appsapp "bothy/server/internal/apps/app"
 	azpg "bothy/server/internal/authz/adapters/postgres"
@@ -22,6 +24,7 @@ import (
 	"bothy/server/internal/kernel/auditing"
 	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/secrets"
 	syncpg "bothy/server/internal/sync/adapters/postgres"
@@ -53,8 +56,10 @@ type Modules struct {
 	// Identity is the identity module (people, sessions, tokens, the
 	// authenticator).
 	Identity *idapp.Service
-	// Apps is the apps module.
-	Apps *appsapp.Service
+	// Apps is the apps module; Webhooks its outgoing webhook use cases
+	// (also the installation hooks of Apps).
+	Apps     *appsapp.Service
+	Webhooks *appsapp.WebhookService
 }
 
 // ModuleDeps are what BuildModules needs besides the configuration.
@@ -67,13 +72,16 @@ type ModuleDeps struct {
 	Clock clock.Clock
 	// Meter receives the modules' metrics.
 	Meter metric.MeterProvider
+	// Jobs inserts the modules' jobs (apps.webhook_deliver) in their units
+	// of work.
+	Jobs *jobs.Inserter
 }
 
 // BuildModules builds every module from cfg. It opens nothing and starts
 // nothing; errors name the configuration key at fault.
 func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
-	if d.Pool == nil || d.Secrets == nil || d.Clock == nil || d.Meter == nil {
-		return nil, errors.New("wire: BuildModules needs a pool, a secret provider, a clock and a meter provider")
+	if d.Pool == nil || d.Secrets == nil || d.Clock == nil || d.Meter == nil || d.Jobs == nil {
+		return nil, errors.New("wire: BuildModules needs a pool, a secret provider, a clock, a meter provider and a job inserter")
 	}
 	m := &Modules{
 		Clock:      d.Clock,
@@ -136,9 +144,18 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	}, idOpts); err != nil {
 		return nil, err
 	}
+	if m.Webhooks, err = appsapp.NewWebhookService(appsapp.WebhookDeps{
+		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Apps: appsStore, Subscriptions: appsStore,
+		Keys: m.Keys, Log: m.Log, MasterKey: hmackey.New(d.Secrets, cfg.Webhook.HMACMasterKeyRef),
+		Scheduler: appsjobs.NewScheduler(d.Jobs), Clock: d.Clock,
+	}, appsapp.WebhookOptions{
+		AllowedHosts: cfg.Webhook.AllowedHosts, PageSizeDefault: cfg.Webhook.PageSizeDefault, PageSizeMax: cfg.Webhook.PageSizeMax,
+	}); err != nil {
+		return nil, err
+	}
 	if m.Apps, err = appsapp.New(appsapp.Deps{
 		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Events: m.Events,
-		Principals: m.Identity, Grants: m.Grants, Store: appsStore, Clock: d.Clock,
+		Principals: m.Identity, Grants: m.Grants, Store: appsStore, Clock: d.Clock, Hooks: m.Webhooks,
 	}, appsapp.Options{AllowedHosts: cfg.Webhook.AllowedHosts}); err != nil {
 		return nil, err
 	}

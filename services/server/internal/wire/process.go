@@ -120,14 +120,17 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 		return nil, err
 	}
 	p.closers = append(p.closers, p.pool.Close)
-	if p.modules, err = BuildModules(cfg, ModuleDeps{Pool: p.pool, Secrets: p.secrets, Clock: p.clock, Meter: p.meter()}); err != nil {
+	// The job runtime comes first: the modules insert jobs through it.
+	if err := p.buildJobs(); err != nil {
+		return nil, err
+	}
+	if p.modules, err = BuildModules(cfg, ModuleDeps{
+		Pool: p.pool, Secrets: p.secrets, Clock: p.clock, Meter: p.meter(), Jobs: p.jobs.Inserter(),
+	}); err != nil {
 		return nil, err
 	}
 	p.uow = p.modules.UnitOfWork
 
-	if err := p.buildJobs(); err != nil {
-		return nil, err
-	}
 	if err := p.buildSync(); err != nil {
 		return nil, err
 	}

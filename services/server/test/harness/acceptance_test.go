@@ -65,6 +65,9 @@ func TestAcceptanceAnAppPostsThroughTheAPI(t *testing.T) {
 	cfg := harness.LoadConfig(t, db, nil)
 	p, err := wire.NewProcess(context.Background(), cfg, wire.RoleAPI, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
+	// What Run does at start: the signing keys (a webhook subscription
+	// records the active key) and the event log partitions.
+	require.NoError(t, p.Modules().Instance.Ensure(context.Background()))
 	harness.CreatePartitions(t, db, cfg, p.Modules().Clock.Now())
 	idOpts, err := wire.IdentityOptions(cfg)
 	require.NoError(t, err)

@@ -20,6 +20,9 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,12 +31,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/metric/noop"
 
+	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	appspg "bothy/server/internal/apps/adapters/postgres"
 	appsapp "bothy/server/internal/apps/app"
 	identitypg "bothy/server/internal/identity/adapters/postgres"
 	identityapp "bothy/server/internal/identity/app"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/hostlist"
+	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/pg/pgtest"
 	"bothy/server/internal/platform/secrets/stack"
 	syncpg "bothy/server/internal/sync/adapters/postgres"
@@ -81,6 +86,27 @@ type Services struct {
 	// AppsStore is the apps store (also apps.Installations and
 	// identity.AppFactsSource), for reads in tests.
 	AppsStore *appspg.Store
+	// Jobs is the job runtime in role api through which the modules insert
+	// their jobs (apps.webhook_deliver). Nothing works them: tests that
+	// deliver build a worker runtime of their own.
+	Jobs *jobs.Runtime
+}
+
+// errNotWorked is what a job handler of the api-role runtime would return;
+// a runtime of role api never runs one.
+var errNotWorked = errors.New("harness: the api-role runtime works no job")
+
+// NewJobs returns a job runtime in role api over db with every job kind of
+// the modules registered, as the role assembly registers them in every
+// role (the api role inserts jobs too). Its handlers never run.
+func NewJobs(t testing.TB, db *pgtest.DB) *jobs.Runtime {
+	t.Helper()
+	rt, err := jobs.New(jobs.Options{Role: string(wire.RoleAPI), FetchPollInterval: time.Second, FetchCooldown: time.Millisecond,
+		JobTimeout: time.Minute, ShutdownTimeout: time.Second}, jobs.Deps{Pool: db.App, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	require.NoError(t, jobs.Register(rt, func(context.Context, jobs.Job[appsjobs.WebhookDeliver]) error { return errNotWorked },
+		jobs.HandlerOptions{Queue: jobs.QueueDelivery}))
+	return rt
 }
 
 // LoadConfig returns the configuration of a process over db: secrets
@@ -116,7 +142,8 @@ func CreatePartitions(t testing.TB, db *pgtest.DB, cfg *wire.Config, now time.Ti
 // NewServices builds the modules over db with the fake clock clk: the
 // configuration is the default with TestConfig applied, then change (when
 // not nil); the secrets are generated into a temporary folder
-// (`bothy secrets init`); the event log partitions are created. hooks, when
+// (`bothy secrets init`); the signing keys are ensured and the event log
+// partitions created, as a starting process does. hooks, when
 // not nil, gives the apps use cases installation hooks built from the
 // assembled services (see WithHooks). It fails the test on any error.
 func NewServices(t testing.TB, db *pgtest.DB, clk *clock.Fake, change func(*wire.Config), hooks func(*Services) appsapp.InstallationHooks) *Services {
@@ -124,9 +151,14 @@ func NewServices(t testing.TB, db *pgtest.DB, clk *clock.Fake, change func(*wire
 	cfg := LoadConfig(t, db, change)
 	sp, err := wire.NewSecretsProvider(cfg)
 	require.NoError(t, err)
-	mods, err := wire.BuildModules(cfg, wire.ModuleDeps{Pool: db.App, Secrets: sp, Clock: clk, Meter: noop.NewMeterProvider()})
+	rt := NewJobs(t, db)
+	mods, err := wire.BuildModules(cfg, wire.ModuleDeps{Pool: db.App, Secrets: sp, Clock: clk, Meter: noop.NewMeterProvider(),
+		Jobs: rt.Inserter()})
 	require.NoError(t, err)
-	s := &Services{Modules: mods, DB: db, Config: cfg, AppsStore: appspg.New(db.App)}
+	s := &Services{Modules: mods, DB: db, Config: cfg, AppsStore: appspg.New(db.App), Jobs: rt}
+	// The signing keys a process ensures at start: new webhook
+	// subscriptions record the active webhook_out key.
+	require.NoError(t, mods.Instance.Ensure(context.Background()))
 	CreatePartitions(t, db, cfg, clk.Now())
 
 	idOpts, err := wire.IdentityOptions(cfg)

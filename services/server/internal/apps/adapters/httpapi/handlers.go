@@ -2,7 +2,10 @@
 // (api/openapi.yaml, tag Apps) as methods of the generated strict server
 // interface (services/server/api): listApps, createApp, getApp, installApp,
 // uninstallApp, suspendApp, resumeApp, setAppScopes, listAppGrants,
-// createAppGrant and deleteAppGrant.
+// createAppGrant and deleteAppGrant (Handlers); and the webhook operations
+// (tag Webhooks): listWebhookSubscriptions, createWebhookSubscription,
+// updateWebhookSubscription, deleteWebhookSubscription,
+// listWebhookDeliveries and redeliverWebhook (WebhookHandlers).
 //
 // A handler translates the request object into a use-case call of
 // internal/apps/app and the result into the response object. It decides no

@@ -7,9 +7,197 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"bothy/server/internal/kernel/ids"
 )
+
+const webhookDeliveryGetByID = `-- name: WebhookDeliveryGetByID :one
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at FROM webhook_deliveries WHERE id = $1
+`
+
+func (q *Queries) WebhookDeliveryGetByID(ctx context.Context, id ids.ID) (WebhookDelivery, error) {
+	row := q.db.QueryRow(ctx, webhookDeliveryGetByID, id)
+	var i WebhookDelivery
+	err := row.Scan(
+		&i.ID,
+		&i.SubscriptionID,
+		&i.EventSeq,
+		&i.EventID,
+		&i.Status,
+		&i.Attempt,
+		&i.NextAttemptAt,
+		&i.LastError,
+		&i.ResponseCode,
+		&i.DeliveredAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const webhookDeliveryLockByID = `-- name: WebhookDeliveryLockByID :one
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at FROM webhook_deliveries WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) WebhookDeliveryLockByID(ctx context.Context, id ids.ID) (WebhookDelivery, error) {
+	row := q.db.QueryRow(ctx, webhookDeliveryLockByID, id)
+	var i WebhookDelivery
+	err := row.Scan(
+		&i.ID,
+		&i.SubscriptionID,
+		&i.EventSeq,
+		&i.EventID,
+		&i.Status,
+		&i.Attempt,
+		&i.NextAttemptAt,
+		&i.LastError,
+		&i.ResponseCode,
+		&i.DeliveredAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const webhookDeliveryMakeHeadDue = `-- name: WebhookDeliveryMakeHeadDue :execrows
+UPDATE webhook_deliveries
+SET next_attempt_at = $1::timestamptz, updated_at = $1::timestamptz
+WHERE id = (
+    SELECT h.id FROM webhook_deliveries h
+    WHERE h.subscription_id = $2 AND h.status = 'pending'
+    ORDER BY h.event_seq
+    LIMIT 1
+)
+`
+
+type WebhookDeliveryMakeHeadDueParams struct {
+	Now            time.Time
+	SubscriptionID ids.ID
+}
+
+// The head is the subscription's pending delivery with the lowest event_seq
+// (index webhook_deliveries_head_idx).
+func (q *Queries) WebhookDeliveryMakeHeadDue(ctx context.Context, arg WebhookDeliveryMakeHeadDueParams) (int64, error) {
+	result, err := q.db.Exec(ctx, webhookDeliveryMakeHeadDue, arg.Now, arg.SubscriptionID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const webhookDeliveryPage = `-- name: WebhookDeliveryPage :many
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at FROM webhook_deliveries
+WHERE subscription_id = $1
+  AND ($2::text = '' OR status = $2::text)
+  AND (NOT $3::boolean OR (event_seq, id) < ($4::bigint, $5::uuid))
+ORDER BY event_seq DESC, id DESC
+LIMIT $6
+`
+
+type WebhookDeliveryPageParams struct {
+	SubscriptionID ids.ID
+	Status         string
+	HasAfter       bool
+	AfterSeq       int64
+	AfterID        ids.ID
+	MaxRows        int32
+}
+
+// Newest first by (event_seq, id) descending (D-M2-26-20); an empty status
+// means every status; has_after false means the first page.
+func (q *Queries) WebhookDeliveryPage(ctx context.Context, arg WebhookDeliveryPageParams) ([]WebhookDelivery, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryPage,
+		arg.SubscriptionID,
+		arg.Status,
+		arg.HasAfter,
+		arg.AfterSeq,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookDelivery{}
+	for rows.Next() {
+		var i WebhookDelivery
+		if err := rows.Scan(
+			&i.ID,
+			&i.SubscriptionID,
+			&i.EventSeq,
+			&i.EventID,
+			&i.Status,
+			&i.Attempt,
+			&i.NextAttemptAt,
+			&i.LastError,
+			&i.ResponseCode,
+			&i.DeliveredAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookDeliveryUpdateForRedelivery = `-- name: WebhookDeliveryUpdateForRedelivery :execrows
+UPDATE webhook_deliveries
+SET status = $1,
+    next_attempt_at = $2,
+    last_error = $3,
+    response_code = $4,
+    delivered_at = $5,
+    created_at = $6,
+    updated_at = $7
+WHERE id = $8
+`
+
+type WebhookDeliveryUpdateForRedeliveryParams struct {
+	Status        string
+	NextAttemptAt *time.Time
+	LastError     *string
+	ResponseCode  *int32
+	DeliveredAt   *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	ID            ids.ID
+}
+
+// attempt is kept: a redelivery is a new delivery of the same event.
+func (q *Queries) WebhookDeliveryUpdateForRedelivery(ctx context.Context, arg WebhookDeliveryUpdateForRedeliveryParams) (int64, error) {
+	result, err := q.db.Exec(ctx, webhookDeliveryUpdateForRedelivery,
+		arg.Status,
+		arg.NextAttemptAt,
+		arg.LastError,
+		arg.ResponseCode,
+		arg.DeliveredAt,
+		arg.CreatedAt,
+		arg.UpdatedAt,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const webhookSubscriptionDelete = `-- name: WebhookSubscriptionDelete :execrows
+DELETE FROM webhook_subscriptions WHERE id = $1
+`
+
+func (q *Queries) WebhookSubscriptionDelete(ctx context.Context, id ids.ID) (int64, error) {
+	result, err := q.db.Exec(ctx, webhookSubscriptionDelete, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
 
 const webhookSubscriptionGetByID = `-- name: WebhookSubscriptionGetByID :one
 SELECT id, app_installation_id, agent_id, url, event_types, state, signing_key_kid, hmac_enabled, hmac_generation, hmac_rotated_at, consecutive_failures, last_delivered_seq, disabled_at, created_by, created_at, updated_at FROM webhook_subscriptions WHERE id = $1
@@ -37,4 +225,273 @@ func (q *Queries) WebhookSubscriptionGetByID(ctx context.Context, id ids.ID) (We
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const webhookSubscriptionGetWithApp = `-- name: WebhookSubscriptionGetWithApp :one
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, i.app_id
+FROM webhook_subscriptions s
+JOIN app_installations i ON i.id = s.app_installation_id
+WHERE s.id = $1
+`
+
+type WebhookSubscriptionGetWithAppRow struct {
+	WebhookSubscription WebhookSubscription
+	AppID               ids.ID
+}
+
+func (q *Queries) WebhookSubscriptionGetWithApp(ctx context.Context, id ids.ID) (WebhookSubscriptionGetWithAppRow, error) {
+	row := q.db.QueryRow(ctx, webhookSubscriptionGetWithApp, id)
+	var i WebhookSubscriptionGetWithAppRow
+	err := row.Scan(
+		&i.WebhookSubscription.ID,
+		&i.WebhookSubscription.AppInstallationID,
+		&i.WebhookSubscription.AgentID,
+		&i.WebhookSubscription.Url,
+		&i.WebhookSubscription.EventTypes,
+		&i.WebhookSubscription.State,
+		&i.WebhookSubscription.SigningKeyKid,
+		&i.WebhookSubscription.HmacEnabled,
+		&i.WebhookSubscription.HmacGeneration,
+		&i.WebhookSubscription.HmacRotatedAt,
+		&i.WebhookSubscription.ConsecutiveFailures,
+		&i.WebhookSubscription.LastDeliveredSeq,
+		&i.WebhookSubscription.DisabledAt,
+		&i.WebhookSubscription.CreatedBy,
+		&i.WebhookSubscription.CreatedAt,
+		&i.WebhookSubscription.UpdatedAt,
+		&i.AppID,
+	)
+	return i, err
+}
+
+const webhookSubscriptionInsert = `-- name: WebhookSubscriptionInsert :exec
+
+INSERT INTO webhook_subscriptions (
+    id, app_installation_id, url, event_types, state, signing_key_kid,
+    hmac_enabled, hmac_generation, created_by, created_at, updated_at
+) VALUES (
+    $1, $2, $3, $4, $5, $6,
+    $7, $8, $9, $10, $11
+)
+`
+
+type WebhookSubscriptionInsertParams struct {
+	ID                ids.ID
+	AppInstallationID ids.ID
+	Url               string
+	EventTypes        []string
+	State             string
+	SigningKeyKid     string
+	HmacEnabled       bool
+	HmacGeneration    int32
+	CreatedBy         ids.ID
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// Owner side of outgoing webhooks (app.SubscriptionStore): subscriptions
+// with the app of their installation, and the delivery reads and writes of
+// the owner's operations (list, redeliver, resume). Locks follow the lock
+// order of the module: installation, then subscription, then its deliveries.
+func (q *Queries) WebhookSubscriptionInsert(ctx context.Context, arg WebhookSubscriptionInsertParams) error {
+	_, err := q.db.Exec(ctx, webhookSubscriptionInsert,
+		arg.ID,
+		arg.AppInstallationID,
+		arg.Url,
+		arg.EventTypes,
+		arg.State,
+		arg.SigningKeyKid,
+		arg.HmacEnabled,
+		arg.HmacGeneration,
+		arg.CreatedBy,
+		arg.CreatedAt,
+		arg.UpdatedAt,
+	)
+	return err
+}
+
+const webhookSubscriptionListByApp = `-- name: WebhookSubscriptionListByApp :many
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, i.app_id
+FROM webhook_subscriptions s
+JOIN app_installations i ON i.id = s.app_installation_id
+WHERE i.app_id = $1
+ORDER BY s.created_at, s.id
+`
+
+type WebhookSubscriptionListByAppRow struct {
+	WebhookSubscription WebhookSubscription
+	AppID               ids.ID
+}
+
+func (q *Queries) WebhookSubscriptionListByApp(ctx context.Context, appID ids.ID) ([]WebhookSubscriptionListByAppRow, error) {
+	rows, err := q.db.Query(ctx, webhookSubscriptionListByApp, appID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookSubscriptionListByAppRow{}
+	for rows.Next() {
+		var i WebhookSubscriptionListByAppRow
+		if err := rows.Scan(
+			&i.WebhookSubscription.ID,
+			&i.WebhookSubscription.AppInstallationID,
+			&i.WebhookSubscription.AgentID,
+			&i.WebhookSubscription.Url,
+			&i.WebhookSubscription.EventTypes,
+			&i.WebhookSubscription.State,
+			&i.WebhookSubscription.SigningKeyKid,
+			&i.WebhookSubscription.HmacEnabled,
+			&i.WebhookSubscription.HmacGeneration,
+			&i.WebhookSubscription.HmacRotatedAt,
+			&i.WebhookSubscription.ConsecutiveFailures,
+			&i.WebhookSubscription.LastDeliveredSeq,
+			&i.WebhookSubscription.DisabledAt,
+			&i.WebhookSubscription.CreatedBy,
+			&i.WebhookSubscription.CreatedAt,
+			&i.WebhookSubscription.UpdatedAt,
+			&i.AppID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookSubscriptionLockByInstallation = `-- name: WebhookSubscriptionLockByInstallation :many
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, i.app_id
+FROM webhook_subscriptions s
+JOIN app_installations i ON i.id = s.app_installation_id
+WHERE s.app_installation_id = $1
+ORDER BY s.id
+FOR UPDATE OF s
+`
+
+type WebhookSubscriptionLockByInstallationRow struct {
+	WebhookSubscription WebhookSubscription
+	AppID               ids.ID
+}
+
+func (q *Queries) WebhookSubscriptionLockByInstallation(ctx context.Context, installationID ids.ID) ([]WebhookSubscriptionLockByInstallationRow, error) {
+	rows, err := q.db.Query(ctx, webhookSubscriptionLockByInstallation, installationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookSubscriptionLockByInstallationRow{}
+	for rows.Next() {
+		var i WebhookSubscriptionLockByInstallationRow
+		if err := rows.Scan(
+			&i.WebhookSubscription.ID,
+			&i.WebhookSubscription.AppInstallationID,
+			&i.WebhookSubscription.AgentID,
+			&i.WebhookSubscription.Url,
+			&i.WebhookSubscription.EventTypes,
+			&i.WebhookSubscription.State,
+			&i.WebhookSubscription.SigningKeyKid,
+			&i.WebhookSubscription.HmacEnabled,
+			&i.WebhookSubscription.HmacGeneration,
+			&i.WebhookSubscription.HmacRotatedAt,
+			&i.WebhookSubscription.ConsecutiveFailures,
+			&i.WebhookSubscription.LastDeliveredSeq,
+			&i.WebhookSubscription.DisabledAt,
+			&i.WebhookSubscription.CreatedBy,
+			&i.WebhookSubscription.CreatedAt,
+			&i.WebhookSubscription.UpdatedAt,
+			&i.AppID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookSubscriptionLockWithApp = `-- name: WebhookSubscriptionLockWithApp :one
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, i.app_id
+FROM webhook_subscriptions s
+JOIN app_installations i ON i.id = s.app_installation_id
+WHERE s.id = $1
+FOR UPDATE OF s
+`
+
+type WebhookSubscriptionLockWithAppRow struct {
+	WebhookSubscription WebhookSubscription
+	AppID               ids.ID
+}
+
+func (q *Queries) WebhookSubscriptionLockWithApp(ctx context.Context, id ids.ID) (WebhookSubscriptionLockWithAppRow, error) {
+	row := q.db.QueryRow(ctx, webhookSubscriptionLockWithApp, id)
+	var i WebhookSubscriptionLockWithAppRow
+	err := row.Scan(
+		&i.WebhookSubscription.ID,
+		&i.WebhookSubscription.AppInstallationID,
+		&i.WebhookSubscription.AgentID,
+		&i.WebhookSubscription.Url,
+		&i.WebhookSubscription.EventTypes,
+		&i.WebhookSubscription.State,
+		&i.WebhookSubscription.SigningKeyKid,
+		&i.WebhookSubscription.HmacEnabled,
+		&i.WebhookSubscription.HmacGeneration,
+		&i.WebhookSubscription.HmacRotatedAt,
+		&i.WebhookSubscription.ConsecutiveFailures,
+		&i.WebhookSubscription.LastDeliveredSeq,
+		&i.WebhookSubscription.DisabledAt,
+		&i.WebhookSubscription.CreatedBy,
+		&i.WebhookSubscription.CreatedAt,
+		&i.WebhookSubscription.UpdatedAt,
+		&i.AppID,
+	)
+	return i, err
+}
+
+const webhookSubscriptionUpdateOwned = `-- name: WebhookSubscriptionUpdateOwned :execrows
+UPDATE webhook_subscriptions
+SET url = $1,
+    event_types = $2,
+    state = $3,
+    hmac_generation = $4,
+    hmac_rotated_at = $5,
+    consecutive_failures = $6,
+    disabled_at = $7,
+    updated_at = $8
+WHERE id = $9
+`
+
+type WebhookSubscriptionUpdateOwnedParams struct {
+	Url                 string
+	EventTypes          []string
+	State               string
+	HmacGeneration      int32
+	HmacRotatedAt       *time.Time
+	ConsecutiveFailures int32
+	DisabledAt          *time.Time
+	UpdatedAt           time.Time
+	ID                  ids.ID
+}
+
+// The columns an owner's change or an uninstall writes; last_delivered_seq
+// and signing_key_kid belong to the delivery job.
+func (q *Queries) WebhookSubscriptionUpdateOwned(ctx context.Context, arg WebhookSubscriptionUpdateOwnedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, webhookSubscriptionUpdateOwned,
+		arg.Url,
+		arg.EventTypes,
+		arg.State,
+		arg.HmacGeneration,
+		arg.HmacRotatedAt,
+		arg.ConsecutiveFailures,
+		arg.DisabledAt,
+		arg.UpdatedAt,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -1,0 +1,267 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/adapters/postgres/db"
+	"bothy/server/internal/apps/app"
+	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/pg"
+)
+
+// This file is the owner side of the webhook tables (migrations 00040 and
+// 00041): app.SubscriptionStore over the sqlc queries of
+// queries/webhook_subscriptions.sql.
+
+var _ app.SubscriptionStore = (*Store)(nil)
+
+// queries returns the sqlc queries on the unit of work of ctx, or on the
+// pool outside one.
+func (s *Store) queries(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
+
+// needTx refuses a locking read outside a unit of work, where its lock
+// would end with the statement.
+func needTx(ctx context.Context) error {
+	if _, ok := pg.TxFrom(ctx); !ok {
+		return errs.Internalf("apps: a locking webhook read needs a unit of work")
+	}
+	return nil
+}
+
+// InsertSubscription implements app.SubscriptionStore.
+func (s *Store) InsertSubscription(ctx context.Context, sub apps.Subscription) error {
+	err := s.queries(ctx).WebhookSubscriptionInsert(ctx, db.WebhookSubscriptionInsertParams{
+		ID: sub.ID, AppInstallationID: sub.AppInstallationID, Url: sub.URL, EventTypes: nonNil(sub.EventTypes),
+		State: string(sub.State), SigningKeyKid: sub.SigningKeyKID, HmacEnabled: sub.HMACEnabled,
+		HmacGeneration: int32(sub.HMACGeneration), CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt, UpdatedAt: sub.UpdatedAt,
+	})
+	if err != nil {
+		return errs.Wrap(err, "apps: inserting the webhook subscription failed")
+	}
+	return nil
+}
+
+// Subscription implements app.SubscriptionStore.
+func (s *Store) Subscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error) {
+	row, err := s.queries(ctx).WebhookSubscriptionGetWithApp(ctx, id)
+	return oneSubscription(row.WebhookSubscription, row.AppID, err)
+}
+
+// LockSubscription implements app.SubscriptionStore.
+func (s *Store) LockSubscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error) {
+	if err := needTx(ctx); err != nil {
+		return apps.Subscription{}, false, err
+	}
+	row, err := s.queries(ctx).WebhookSubscriptionLockWithApp(ctx, id)
+	return oneSubscription(row.WebhookSubscription, row.AppID, err)
+}
+
+func oneSubscription(row db.WebhookSubscription, appID ids.ID, err error) (apps.Subscription, bool, error) {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apps.Subscription{}, false, nil
+	}
+	if err != nil {
+		return apps.Subscription{}, false, errs.Wrap(err, "apps: reading the webhook subscription failed")
+	}
+	return subscriptionOf(row, appID), true, nil
+}
+
+// LockInstallationSubscriptions implements app.SubscriptionStore.
+func (s *Store) LockInstallationSubscriptions(ctx context.Context, installationID ids.ID) ([]apps.Subscription, error) {
+	if err := needTx(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.queries(ctx).WebhookSubscriptionLockByInstallation(ctx, installationID)
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: locking the webhook subscriptions failed")
+	}
+	return subscriptionsOf(rows, func(r db.WebhookSubscriptionLockByInstallationRow) (db.WebhookSubscription, ids.ID) {
+		return r.WebhookSubscription, r.AppID
+	}), nil
+}
+
+// AppSubscriptions implements app.SubscriptionStore.
+func (s *Store) AppSubscriptions(ctx context.Context, appID ids.ID) ([]apps.Subscription, error) {
+	rows, err := s.queries(ctx).WebhookSubscriptionListByApp(ctx, appID)
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: listing the webhook subscriptions failed")
+	}
+	return subscriptionsOf(rows, func(r db.WebhookSubscriptionListByAppRow) (db.WebhookSubscription, ids.ID) {
+		return r.WebhookSubscription, r.AppID
+	}), nil
+}
+
+// UpdateSubscription implements app.SubscriptionStore.
+func (s *Store) UpdateSubscription(ctx context.Context, sub apps.Subscription) error {
+	n, err := s.queries(ctx).WebhookSubscriptionUpdateOwned(ctx, db.WebhookSubscriptionUpdateOwnedParams{
+		ID: sub.ID, Url: sub.URL, EventTypes: nonNil(sub.EventTypes), State: string(sub.State),
+		HmacGeneration: int32(sub.HMACGeneration), HmacRotatedAt: nullTime(sub.HMACRotatedAt),
+		ConsecutiveFailures: int32(sub.ConsecutiveFailures), DisabledAt: nullTime(sub.DisabledAt), UpdatedAt: sub.UpdatedAt,
+	})
+	if err != nil {
+		return errs.Wrap(err, "apps: updating the webhook subscription failed")
+	}
+	if n != 1 {
+		return errs.Internalf("apps: the webhook subscription to update does not exist")
+	}
+	return nil
+}
+
+// DeleteSubscription implements app.SubscriptionStore.
+func (s *Store) DeleteSubscription(ctx context.Context, id ids.ID) (bool, error) {
+	n, err := s.queries(ctx).WebhookSubscriptionDelete(ctx, id)
+	if err != nil {
+		return false, errs.Wrap(err, "apps: deleting the webhook subscription failed")
+	}
+	return n == 1, nil
+}
+
+// MakeHeadDue implements app.SubscriptionStore.
+func (s *Store) MakeHeadDue(ctx context.Context, subscriptionID ids.ID, now time.Time) (bool, error) {
+	n, err := s.queries(ctx).WebhookDeliveryMakeHeadDue(ctx, db.WebhookDeliveryMakeHeadDueParams{
+		SubscriptionID: subscriptionID, Now: now})
+	if err != nil {
+		return false, errs.Wrap(err, "apps: making the webhook head due failed")
+	}
+	return n == 1, nil
+}
+
+// Delivery implements app.SubscriptionStore.
+func (s *Store) Delivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error) {
+	row, err := s.queries(ctx).WebhookDeliveryGetByID(ctx, id)
+	return oneDelivery(row, err)
+}
+
+// LockDelivery implements app.SubscriptionStore.
+func (s *Store) LockDelivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error) {
+	if err := needTx(ctx); err != nil {
+		return apps.Delivery{}, false, err
+	}
+	row, err := s.queries(ctx).WebhookDeliveryLockByID(ctx, id)
+	return oneDelivery(row, err)
+}
+
+func oneDelivery(row db.WebhookDelivery, err error) (apps.Delivery, bool, error) {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apps.Delivery{}, false, nil
+	}
+	if err != nil {
+		return apps.Delivery{}, false, errs.Wrap(err, "apps: reading the webhook delivery failed")
+	}
+	return deliveryOf(row), true, nil
+}
+
+// UpdateRedelivered implements app.SubscriptionStore.
+func (s *Store) UpdateRedelivered(ctx context.Context, d apps.Delivery) error {
+	n, err := s.queries(ctx).WebhookDeliveryUpdateForRedelivery(ctx, db.WebhookDeliveryUpdateForRedeliveryParams{
+		ID: d.ID, Status: string(d.Status), NextAttemptAt: nullTime(d.NextAttemptAt), LastError: nullString(string(d.LastError)),
+		ResponseCode: nullInt32(d.ResponseCode), DeliveredAt: nullTime(d.DeliveredAt), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+	})
+	if err != nil {
+		return errs.Wrap(err, "apps: updating the webhook delivery failed")
+	}
+	if n != 1 {
+		return errs.Internalf("apps: the webhook delivery to update does not exist")
+	}
+	return nil
+}
+
+// Deliveries implements app.SubscriptionStore. It reads one row more than
+// the page holds to learn whether another page follows.
+func (s *Store) Deliveries(ctx context.Context, q apps.DeliveryQuery) (apps.DeliveryPage, error) {
+	if q.Limit < 1 || q.Limit >= math.MaxInt32 {
+		return apps.DeliveryPage{}, errs.Internalf("apps: a delivery page needs a bounded limit")
+	}
+	p := db.WebhookDeliveryPageParams{SubscriptionID: q.SubscriptionID, Status: string(q.Status), MaxRows: int32(q.Limit + 1)}
+	if q.After != nil {
+		p.HasAfter, p.AfterSeq, p.AfterID = true, q.After.EventSeq, q.After.ID
+	}
+	rows, err := s.queries(ctx).WebhookDeliveryPage(ctx, p)
+	if err != nil {
+		return apps.DeliveryPage{}, errs.Wrap(err, "apps: listing the webhook deliveries failed")
+	}
+	page := apps.DeliveryPage{Items: make([]apps.Delivery, 0, min(len(rows), q.Limit))}
+	for i, r := range rows {
+		if i == q.Limit {
+			last := page.Items[len(page.Items)-1]
+			page.Next = &apps.DeliveryPosition{EventSeq: last.EventSeq, ID: last.ID}
+			break
+		}
+		page.Items = append(page.Items, deliveryOf(r))
+	}
+	return page, nil
+}
+
+// subscriptionsOf maps the rows of a list query (each a subscription with
+// the app of its installation, in a row type of its own); never nil.
+func subscriptionsOf[R any](rows []R, split func(R) (db.WebhookSubscription, ids.ID)) []apps.Subscription {
+	out := make([]apps.Subscription, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, subscriptionOf(split(r)))
+	}
+	return out
+}
+
+// subscriptionOf maps a row and the app of its installation to the port's
+// Subscription, with times in UTC.
+func subscriptionOf(r db.WebhookSubscription, appID ids.ID) apps.Subscription {
+	return apps.Subscription{
+		ID: r.ID, AppID: appID, AppInstallationID: r.AppInstallationID, URL: r.Url, EventTypes: nonNil(r.EventTypes),
+		State: apps.SubscriptionState(r.State), SignatureSchemes: domain.SignatureSchemes(r.HmacEnabled),
+		SigningKeyKID: r.SigningKeyKid, HMACEnabled: r.HmacEnabled, HMACGeneration: int(r.HmacGeneration),
+		HMACRotatedAt: utc(r.HmacRotatedAt), ConsecutiveFailures: int(r.ConsecutiveFailures),
+		LastDeliveredSeq: r.LastDeliveredSeq, DisabledAt: utc(r.DisabledAt), CreatedBy: r.CreatedBy,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+}
+
+// deliveryOf maps a row to the port's Delivery (EventType stays empty: it
+// is read from the event log), with times in UTC.
+func deliveryOf(r db.WebhookDelivery) apps.Delivery {
+	d := apps.Delivery{
+		ID: r.ID, SubscriptionID: r.SubscriptionID, EventSeq: r.EventSeq, EventID: r.EventID,
+		Status: apps.DeliveryStatus(r.Status), Attempt: int(r.Attempt), NextAttemptAt: utc(r.NextAttemptAt),
+		DeliveredAt: utc(r.DeliveredAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+	if r.LastError != nil {
+		d.LastError = apps.LastError(*r.LastError)
+	}
+	if r.ResponseCode != nil {
+		d.ResponseCode = int(*r.ResponseCode)
+	}
+	return d
+}
+
+// utc returns *t in UTC, or the zero time for NULL.
+func utc(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// nullString returns nil for "" (SQL NULL), else &v.
+func nullString(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
+}
+
+// nullInt32 returns nil for 0 (SQL NULL), else v as *int32; callers pass
+// values of int4 columns such as a status code.
+func nullInt32(v int) *int32 {
+	if v == 0 {
+		return nil
+	}
+	n := int32(v)
+	return &n
+}
