@@ -127,29 +127,36 @@ func TestDenialSurvivesTheRollback(t *testing.T) {
 	require.Equal(t, domain.ReasonOwnerOnly, rows[0].Reason)
 }
 
-// TestWebhookDeliverFilterWritesNoDenial (AZ-P13) proves the filter-mode
-// mechanism with message.post while webhook_out.deliver is deferred: the
-// same denial writes an audit entry and counts a decision in normal mode,
-// and does neither in filter mode.
+// TestWebhookDeliverFilterWritesNoDenial (AZ-P13): the delivery check runs
+// in filter mode from the delivery job, so a denial (Tracker has no grant
+// on Allgemein) writes no audit entry and counts no decision, while the
+// same denial in normal mode does both; an allow in filter mode is not
+// counted either. The app's grants are loaded for the receive action.
 func TestWebhookDeliverFilterWritesNoDenial(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := channel(b.world.Support, b.world.Allgemein)
-	d, err := b.az.Authorize(authorize.Filter(background), b.world.Tracker, authorize.MessagePost, r)
+	delivery := func(channelID ids.ID) authorize.Resource {
+		return authorize.Resource{Kind: authorize.KindMessage, ID: ids.New(), SpaceID: b.world.Support, ChannelID: channelID,
+			DeliveryOf: authorize.MessageRead}
+	}
+	filter := authorize.Filter(background)
+
+	d, err := b.az.Authorize(filter, b.world.Tracker, authorize.WebhookOutDeliver, delivery(b.world.Allgemein))
 	require.NoError(t, err)
-	require.Equal(t, authorize.NotFound, d.Outcome)
-	require.Empty(t, audittest.List(t, b.db.App, audittest.Filter{Action: "message.post"}))
+	require.Equal(t, authorize.Decision{Outcome: authorize.NotFound, Reason: domain.ReasonNoGrant}, d)
+	d, err = b.az.Authorize(filter, b.world.Tracker, authorize.WebhookOutDeliver, delivery(b.world.Eskalation))
+	require.NoError(t, err)
+	require.True(t, d.Allowed(), "G-6 lets Tracker receive Eskalation")
+	require.Empty(t, audittest.List(t, b.db.App, audittest.Filter{Action: "webhook_out.deliver"}))
 	require.Zero(t, b.decisions(t, "not_found", domain.ReasonNoGrant))
+	require.Zero(t, b.decisions(t, "allow", ""))
 
-	d, err = b.az.Authorize(background, b.world.Tracker, authorize.MessagePost, r)
+	d, err = b.az.Authorize(background, b.world.Tracker, authorize.WebhookOutDeliver, delivery(b.world.Allgemein))
 	require.NoError(t, err)
 	require.Equal(t, authorize.NotFound, d.Outcome)
-	require.Len(t, audittest.List(t, b.db.App, audittest.Filter{Action: "message.post"}), 1)
+	require.Len(t, audittest.List(t, b.db.App, audittest.Filter{Action: "webhook_out.deliver"}), 1,
+		"outside filter mode the same denial is audited")
 	require.Equal(t, int64(1), b.decisions(t, "not_found", domain.ReasonNoGrant))
-
-	_, err = b.az.Authorize(background, b.world.Tracker, authorize.MessagePost, channel(b.world.Support, b.world.Eskalation))
-	require.NoError(t, err)
-	require.Equal(t, int64(1), b.decisions(t, "allow", ""))
 }
 
 // TestStandingIsMemoisedPerUnitOfWork: a grant revoked by another
@@ -192,10 +199,9 @@ func TestStepUpAgesWithTheClock(t *testing.T) {
 func TestWiringBugsAreErrorsWithoutAudit(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, err := b.az.Authorize(background, b.world.Tracker, authorize.WebhookOutDeliver,
-		authorize.Resource{Kind: authorize.KindMessage, ID: ids.New(), SpaceID: b.world.Support, ChannelID: b.world.Eskalation,
-			DeliveryOf: authorize.MessageRead})
-	require.True(t, errors.Is(err, domain.ErrDeferred))
+	_, err := b.az.Authorize(authorize.Filter(background), b.world.Tracker, authorize.WebhookOutDeliver,
+		authorize.Resource{Kind: authorize.KindMessage, ID: ids.New(), SpaceID: b.world.Support, ChannelID: b.world.Eskalation})
+	require.True(t, errors.Is(err, domain.ErrDeliveryOf))
 	_, err = b.az.Authorize(background, b.world.Alex, "message.explode", channel(b.world.Support, b.world.Allgemein))
 	require.True(t, errors.Is(err, domain.ErrUnknownAction))
 	require.Empty(t, audittest.List(t, b.db.App, audittest.Filter{}))

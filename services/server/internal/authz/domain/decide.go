@@ -54,6 +54,10 @@ var (
 	// ErrNoAuthor: an action with an author rule on a resource without
 	// Owner.
 	ErrNoAuthor = errs.New(errs.CodeInternal, "authz: resource lacks its owner")
+	// ErrDeliveryOf: a delivery check whose Resource.DeliveryOf is empty,
+	// outside the catalogue or itself a delivery check, or whose audience
+	// and receive action disagree (self exactly for a personal event).
+	ErrDeliveryOf = errs.New(errs.CodeInternal, "authz: delivery check lacks a valid receive action")
 )
 
 // Facts are what a decision may consult besides the principal and the
@@ -79,8 +83,13 @@ type Facts struct {
 // The atoms of Requirements are evaluated in order; the first that denies
 // gives the decision, and when none denies the action is allowed.
 //
+// For the delivery check (webhook_out.deliver) the resource is checked
+// before any atom, so a wiring bug surfaces whoever asks: DeliveryOf must
+// name a catalogue action other than a delivery check, or be
+// authorize.ReceiveSelf exactly when Audience is set (a personal event).
+//
 // Errors (internal *errs.Error): ErrUnknownAction, ErrDeferred,
-// ErrResourceKind, ErrUnplaced, ErrNoAuthor.
+// ErrResourceKind, ErrDeliveryOf, ErrUnplaced, ErrNoAuthor.
 func Decide(p actor.Principal, a authorize.Action, r authorize.Resource, f Facts) (authorize.Decision, error) {
 	e, ok := Lookup(a)
 	if !ok {
@@ -94,7 +103,21 @@ func Decide(p actor.Principal, a authorize.Action, r authorize.Resource, f Facts
 	} else if r.Kind != e.ResourceKind && e.ResourceKind != KindOfEvent {
 		return authorize.Decision{}, ErrResourceKind
 	}
+	if e.DeliveryCheck && !validDelivery(r) {
+		return authorize.Decision{}, ErrDeliveryOf
+	}
 	return decideEntry(e, p, r, f)
+}
+
+// validDelivery reports whether r describes an event to deliver: a personal
+// event (Audience set) has the receive action self, every other event a
+// receive action of the catalogue that is not itself a delivery check.
+func validDelivery(r authorize.Resource) bool {
+	if !r.Audience.IsZero() || r.DeliveryOf == authorize.ReceiveSelf {
+		return !r.Audience.IsZero() && r.DeliveryOf == authorize.ReceiveSelf
+	}
+	recv, ok := Lookup(r.DeliveryOf)
+	return ok && !recv.DeliveryCheck
 }
 
 // decideEntry evaluates the atoms of e for p on r. It does not check r.Kind
@@ -165,6 +188,21 @@ func evaluate(atom Atom, e Entry, p actor.Principal, r authorize.Resource, f Fac
 		if r.Owner != p.ID && (e.Author != AuthorOrOwner || !p.IsOwner()) {
 			return deny(authorize.Forbidden, ReasonNotSelf), nil
 		}
+	case AtomDelivery:
+		// Decide has checked r with validDelivery. A personal event goes
+		// only to its audience (receive action self; for apps the scope of
+		// agent.events.consume is events:subscribe, checked by AtomScope).
+		if !r.Audience.IsZero() {
+			if r.Audience != p.ID {
+				return deny(authorize.NotFound, ReasonNotSelf), nil
+			}
+			return allow, nil
+		}
+		// Every other event: the receive action's own decision on the
+		// event's resource, whose kind may differ from the receive
+		// action's (a message is read with message.read on its channel).
+		recv, _ := Lookup(r.DeliveryOf)
+		return decideEntry(recv, p, r, f)
 	}
 	return allow, nil
 }
@@ -182,10 +220,12 @@ func steppedUp(p actor.Principal, f Facts) bool {
 // NeedsStanding reports whether deciding a for p may consult the
 // memberships and grants of Facts, so the authorizer loads them only then:
 // for actions with a level requirement asked by a person who is not an
-// owner, or by an app.
+// owner, or by an app, and for the delivery check, whose receive action may
+// have one.
 func NeedsStanding(p actor.Principal, a authorize.Action) bool {
 	if p.IsOwner() || (p.Kind != actor.KindPerson && p.Kind != actor.KindApp) {
 		return false
 	}
-	return slices.Contains(requirements[a], AtomLevel)
+	atoms := requirements[a]
+	return slices.Contains(atoms, AtomLevel) || slices.Contains(atoms, AtomDelivery)
 }

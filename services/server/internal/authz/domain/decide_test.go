@@ -76,15 +76,20 @@ func with(p actor.Principal, change func(*actor.Principal)) actor.Principal {
 	return p
 }
 
+// allowed is the allow decision; notFound and forbidden the denials with a
+// reason.
+var allowed = authorize.Decision{Outcome: authorize.Allow}
+
+func notFound(reason string) authorize.Decision {
+	return authorize.Decision{Outcome: authorize.NotFound, Reason: reason}
+}
+
+func forbidden(reason string) authorize.Decision {
+	return authorize.Decision{Outcome: authorize.Forbidden, Reason: reason}
+}
+
 func TestDecide(t *testing.T) {
 	t.Parallel()
-	allowed := authorize.Decision{Outcome: authorize.Allow}
-	notFound := func(reason string) authorize.Decision {
-		return authorize.Decision{Outcome: authorize.NotFound, Reason: reason}
-	}
-	forbidden := func(reason string) authorize.Decision {
-		return authorize.Decision{Outcome: authorize.Forbidden, Reason: reason}
-	}
 	unauthorized := authorize.Decision{Outcome: authorize.Unauthorized, Reason: domain.ReasonUnauthenticated}
 	stepUp := authorize.Decision{Outcome: authorize.StepUpRequired, Reason: domain.ReasonStepUpRequired}
 	app := authorize.Resource{Kind: authorize.KindApp, ID: appID}
@@ -215,7 +220,9 @@ func TestDecideRefusesWiringBugs(t *testing.T) {
 		want   error
 	}{
 		{"an action outside the catalogue", "message.explode", channel(support, allgemein), domain.ErrUnknownAction},
-		{"a deferred action", authorize.WebhookOutDeliver, authorize.Resource{Kind: authorize.KindMessage, SpaceID: support, ChannelID: eskalation}, domain.ErrDeferred},
+		{"a delivery check without its receive action", authorize.WebhookOutDeliver, authorize.Resource{Kind: authorize.KindMessage, SpaceID: support, ChannelID: eskalation}, domain.ErrDeliveryOf},
+		{"a delivery check of a personal event without the receive action self", authorize.WebhookOutDeliver,
+			authorize.Resource{Kind: authorize.KindAppInstallation, DeliveryOf: authorize.MessageRead, Audience: alexID}, domain.ErrDeliveryOf},
 		{"a resource of another kind", authorize.MessagePost, authorize.Resource{Kind: authorize.KindSpace, ID: support}, domain.ErrResourceKind},
 		{"a channel without its space", authorize.MessagePost, authorize.Resource{Kind: authorize.KindChannel, ID: allgemein}, domain.ErrUnplaced},
 		{"a message without its channel", authorize.MessageUpdate, authorize.Resource{Kind: authorize.KindMessage, ID: msgOfAlex, SpaceID: support, Owner: alexID}, domain.ErrUnplaced},

@@ -11,13 +11,10 @@ import (
 // facts of a later milestone"). They are in the catalogue, so routes and
 // audit entries may name them, but deciding one is a wiring bug: Decide
 // returns ErrDeferred. The change that delivers the facts removes the entry
-// and adds the requirement (see the README of internal/authz).
-var deferred = map[authorize.Action]string{
-	// The delivery check needs the webhook subscriptions and the app
-	// principal of a delivery (Design note 8 of M2-26): the requirement
-	// atom AtomDelivery.
-	authorize.WebhookOutDeliver: "webhook deliveries",
-}
+// and adds the requirement (see the README of internal/authz). The list is
+// empty since webhook_out.deliver got its requirement (AtomDelivery,
+// Design note 8 of M2-26).
+var deferred = map[authorize.Action]string{}
 
 // Deferred returns the deferred actions sorted by id.
 func Deferred() []authorize.Action {

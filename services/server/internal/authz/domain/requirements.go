@@ -43,11 +43,20 @@ const (
 	AtomLevel Atom = "level"
 	// AtomAuthor: the author rule (Entry.Author), else forbidden not_self.
 	AtomAuthor Atom = "author"
+	// AtomDelivery: the receive check of webhook_out.deliver (Entry.
+	// DeliveryCheck; Design note 8 of M2-26). For a personal event
+	// (Resource.Audience set) the audience is the principal, else not_found
+	// not_self; for every other event the full decision of the receive
+	// action Resource.DeliveryOf for the principal on the event's resource
+	// (visibility, level and the app scope of the receive action).
+	AtomDelivery Atom = "delivery"
 )
 
 // Requirements returns the atoms of e in evaluation order. A public action
 // has none (anyone, also anonymous). Deferred actions get the atoms that
-// need no later facts; Decide refuses them before evaluating any.
+// need no later facts; Decide refuses them before evaluating any. The
+// delivery check comes last: it runs after the app's own scope
+// (events:subscribe) and contains the level check of the receive action.
 func Requirements(e Entry) []Atom {
 	if e.Right == RightPublic {
 		return nil
@@ -78,6 +87,9 @@ func Requirements(e Entry) []Atom {
 	}
 	if e.Author != AuthorNone {
 		atoms = append(atoms, AtomAuthor)
+	}
+	if e.DeliveryCheck {
+		atoms = append(atoms, AtomDelivery)
 	}
 	return atoms
 }

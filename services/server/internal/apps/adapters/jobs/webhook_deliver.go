@@ -27,12 +27,40 @@ type WebhookDeliver struct {
 // Kind implements jobs.Args.
 func (WebhookDeliver) Kind() string { return KindWebhookDeliver }
 
+// Deliverer runs the delivery job of one subscription; *app.Deliveries
+// implements it.
+type Deliverer interface {
+	// Deliver sends the subscription's due heads in order (app.Deliveries.
+	// Deliver); an error makes River retry the job.
+	Deliver(ctx context.Context, subscriptionID ids.ID) error
+}
+
+// RegisterWebhookDeliver registers the handler of apps.webhook_deliver in
+// queue delivery on rt. Every role calls it: role api inserts the job
+// (redelivery, resume, subscription changes), roles worker and all run it.
+// The handler calls d.Deliver; a job that finds nothing due simply ends,
+// and a failure returns its error so River retries the job with its
+// defaults (the lease of Design note 4 keeps a retry from sending twice).
+// It returns the error of jobs.Register (a kind registered twice, or
+// registration already closed) and panics on nil arguments, a wiring bug.
+func RegisterWebhookDeliver(rt *jobs.Runtime, d Deliverer) error {
+	if rt == nil || d == nil {
+		panic("apps/jobs: RegisterWebhookDeliver needs a runtime and a deliverer")
+	}
+	return jobs.Register(rt, func(ctx context.Context, job jobs.Job[WebhookDeliver]) error {
+		return d.Deliver(ctx, job.Args.SubscriptionID)
+	}, jobs.HandlerOptions{Queue: jobs.QueueDelivery})
+}
+
 // Scheduler implements app.DeliveryScheduler over the job inserter.
 type Scheduler struct {
 	ins *jobs.Inserter
 }
 
-var _ app.DeliveryScheduler = (*Scheduler)(nil)
+var (
+	_ app.DeliveryScheduler = (*Scheduler)(nil)
+	_ Deliverer             = (*app.Deliveries)(nil)
+)
 
 // NewScheduler returns a scheduler inserting through ins. It panics on nil, a
 // wiring bug.

@@ -1,8 +1,12 @@
 package jobs_test
 
 import (
+	"context"
+	"log/slog"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	appsjobs "bothy/server/internal/apps/adapters/jobs"
@@ -14,4 +18,28 @@ func TestWebhookDeliverArgsAreValid(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, jobs.ValidateArgsType(appsjobs.WebhookDeliver{SubscriptionID: ids.New()}))
 	require.Equal(t, "apps.webhook_deliver", appsjobs.WebhookDeliver{}.Kind())
+}
+
+// deliverFunc adapts a function to appsjobs.Deliverer.
+type deliverFunc func(ctx context.Context, subscriptionID ids.ID) error
+
+func (f deliverFunc) Deliver(ctx context.Context, subscriptionID ids.ID) error {
+	return f(ctx, subscriptionID)
+}
+
+func TestRegisterWebhookDeliverUsesTheDeliveryQueue(t *testing.T) {
+	t.Parallel()
+	// The pool connects lazily: registration needs no database.
+	pool, err := pgxpool.New(context.Background(), "postgres://bothy_app@127.0.0.1:1/bothy")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	rt, err := jobs.New(jobs.Options{Role: "api", FetchPollInterval: time.Second, FetchCooldown: 10 * time.Millisecond},
+		jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	require.NoError(t, appsjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil })))
+	o, ok := rt.Registered(appsjobs.KindWebhookDeliver)
+	require.True(t, ok)
+	require.Equal(t, jobs.QueueDelivery, o.Queue)
+	require.Error(t, appsjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil })),
+		"a kind is registered once")
 }

@@ -176,6 +176,9 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			"webhook_subscriptions_agent_idx": "CREATE INDEX webhook_subscriptions_agent_idx ON public.webhook_subscriptions USING btree (agent_id) WHERE (agent_id IS NOT NULL)",
 			"webhook_subscriptions_installation_idx": "CREATE INDEX webhook_subscriptions_installation_idx ON public.webhook_subscriptions " +
 				"USING btree (app_installation_id) WHERE (app_installation_id IS NOT NULL)",
+			// Migration 00042: the candidates of a consumer round.
+			"webhook_subscriptions_candidates_idx": "CREATE INDEX webhook_subscriptions_candidates_idx ON public.webhook_subscriptions " +
+				"USING gin (event_types) WHERE ((state = ANY (ARRAY['active'::text, 'paused'::text])) AND (app_installation_id IS NOT NULL))",
 		}, indexes(t, db.Owner, "webhook_subscriptions"))
 		require.Equal(t, map[string]string{
 			"webhook_deliveries_pkey": "CREATE UNIQUE INDEX webhook_deliveries_pkey ON public.webhook_deliveries USING btree (id)",

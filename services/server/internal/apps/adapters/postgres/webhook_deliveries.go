@@ -1,0 +1,231 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/adapters/postgres/db"
+	"bothy/server/internal/apps/app"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/eventlog"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/pg"
+	eventsync "bothy/server/internal/sync"
+)
+
+// DeliveryStore implements app.DeliveryStore over the sqlc queries of
+// queries/webhook_deliveries.sql. Every query joins the unit of work of its
+// context (pg.Conn); the locking reads refuse to run outside one.
+type DeliveryStore struct {
+	pool *pgxpool.Pool
+}
+
+var _ app.DeliveryStore = (*DeliveryStore)(nil)
+
+// NewDeliveryStore returns the store over pool (connected as bothy_app). It
+// panics on a nil pool (a wiring bug).
+func NewDeliveryStore(pool *pgxpool.Pool) *DeliveryStore {
+	if pool == nil {
+		panic("apps: postgres.NewDeliveryStore needs a pool")
+	}
+	return &DeliveryStore{pool: pool}
+}
+
+// q returns the queries on the ambient transaction of ctx, or the pool.
+func (s *DeliveryStore) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
+
+// locked returns the queries on the ambient transaction and an internal
+// error outside one: a row lock would end with its statement.
+func (s *DeliveryStore) locked(ctx context.Context) (*db.Queries, error) {
+	tx, ok := pg.TxFrom(ctx)
+	if !ok {
+		return nil, errs.Internalf("apps: a locking delivery query needs a unit of work")
+	}
+	return db.New(tx), nil
+}
+
+// DeliveryCandidates implements app.DeliveryStore.
+func (s *DeliveryStore) DeliveryCandidates(ctx context.Context, t eventlog.Type) ([]app.Candidate, error) {
+	rows, err := s.q(ctx).WebhookSubscriptionDeliveryCandidates(ctx, string(t))
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: reading the webhook candidates failed")
+	}
+	out := make([]app.Candidate, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, app.Candidate{
+			SubscriptionID:    r.ID,
+			State:             apps.SubscriptionState(r.State),
+			InstallationID:    r.InstallationID,
+			AppID:             r.AppID,
+			AppPrincipalID:    r.PrincipalID,
+			InstallationState: apps.InstallationState(r.InstallationState),
+		})
+	}
+	return out, nil
+}
+
+// InsertDeliveries implements app.DeliveryStore.
+func (s *DeliveryStore) InsertDeliveries(ctx context.Context, ev eventsync.Event, subs, deliveryIDs []ids.ID, now time.Time) ([]ids.ID, error) {
+	if len(subs) != len(deliveryIDs) {
+		return nil, errs.Internalf("apps: one delivery id per subscription")
+	}
+	out, err := s.q(ctx).WebhookDeliveryInsertForEvent(ctx, db.WebhookDeliveryInsertForEventParams{
+		EventSeq: ev.Seq, EventID: ev.ID, Now: now, Ids: deliveryIDs, SubscriptionIds: subs,
+	})
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: inserting webhook deliveries failed")
+	}
+	return out, nil
+}
+
+// CountPending implements app.DeliveryStore.
+func (s *DeliveryStore) CountPending(ctx context.Context, subs []ids.ID, limit int) (map[ids.ID]int, error) {
+	rows, err := s.q(ctx).WebhookDeliveryCountPending(ctx, db.WebhookDeliveryCountPendingParams{
+		MaxCount: int32(min(limit, maxInt32)), SubscriptionIds: subs,
+	})
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: counting pending webhook deliveries failed")
+	}
+	out := make(map[ids.ID]int, len(rows))
+	for _, r := range rows {
+		out[r.SubscriptionID] = int(r.Pending)
+	}
+	return out, nil
+}
+
+const maxInt32 = 1<<31 - 1
+
+// LockDeliveryTarget implements app.DeliveryStore.
+func (s *DeliveryStore) LockDeliveryTarget(ctx context.Context, id ids.ID) (app.DeliveryTarget, bool, error) {
+	q, err := s.locked(ctx)
+	if err != nil {
+		return app.DeliveryTarget{}, false, err
+	}
+	r, err := q.WebhookSubscriptionLockDeliveryTarget(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return app.DeliveryTarget{}, false, nil
+	}
+	if err != nil {
+		return app.DeliveryTarget{}, false, errs.Wrap(err, "apps: locking the webhook subscription failed")
+	}
+	return app.DeliveryTarget{
+		SubscriptionID:      r.ID,
+		State:               apps.SubscriptionState(r.State),
+		URL:                 r.Url,
+		EventTypes:          nonNil(r.EventTypes),
+		HMACEnabled:         r.HmacEnabled,
+		HMACGeneration:      int(r.HmacGeneration),
+		HMACRotatedAt:       utc(r.HmacRotatedAt),
+		ConsecutiveFailures: int(r.ConsecutiveFailures),
+		DisabledAt:          utc(r.DisabledAt),
+		Installation: apps.Installation{
+			ID:                 r.InstallationID,
+			AppID:              r.AppID,
+			PrincipalID:        r.PrincipalID,
+			State:              apps.InstallationState(r.InstallationState),
+			GrantedScopes:      nonNil(r.GrantedScopes),
+			EventSubscriptions: nonNil(r.EventSubscriptions),
+		},
+	}, true, nil
+}
+
+// LockLiveSubscriptions implements app.DeliveryStore.
+func (s *DeliveryStore) LockLiveSubscriptions(ctx context.Context) ([]app.SubscriptionRef, error) {
+	q, err := s.locked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.WebhookSubscriptionLockLive(ctx)
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: locking the live webhook subscriptions failed")
+	}
+	out := make([]app.SubscriptionRef, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, app.SubscriptionRef{ID: r.ID, State: apps.SubscriptionState(r.State), AppID: r.AppID})
+	}
+	return out, nil
+}
+
+// SetSubscriptionState implements app.DeliveryStore.
+func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, state apps.SubscriptionState, disabledAt, now time.Time) error {
+	n, err := s.q(ctx).WebhookSubscriptionSetSystemState(ctx, db.WebhookSubscriptionSetSystemStateParams{
+		State: string(state), DisabledAt: nullTime(disabledAt), Now: now, ID: id,
+	})
+	if err != nil {
+		return errs.Wrap(err, "apps: changing the webhook subscription state failed")
+	}
+	if n != 1 {
+		return errs.Internalf("apps: the webhook subscription to change does not exist")
+	}
+	return nil
+}
+
+// ClaimHead implements app.DeliveryStore.
+func (s *DeliveryStore) ClaimHead(ctx context.Context, subscriptionID ids.ID, now, leaseUntil time.Time) (app.ClaimedHead, bool, error) {
+	r, err := s.q(ctx).WebhookDeliveryClaimHead(ctx, db.WebhookDeliveryClaimHeadParams{
+		LeaseUntil: leaseUntil, Now: now, SubscriptionID: subscriptionID,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return app.ClaimedHead{}, false, nil
+	}
+	if err != nil {
+		return app.ClaimedHead{}, false, errs.Wrap(err, "apps: claiming the webhook head failed")
+	}
+	return app.ClaimedHead{ID: r.ID, EventSeq: r.EventSeq, EventID: r.EventID, Attempt: int(r.Attempt),
+		CreatedAt: r.CreatedAt.UTC()}, true, nil
+}
+
+// FinishUnsent implements app.DeliveryStore.
+func (s *DeliveryStore) FinishUnsent(ctx context.Context, deliveryID ids.ID, attempt int, code apps.LastError, now time.Time) error {
+	n, err := s.q(ctx).WebhookDeliveryFinishUnsent(ctx, db.WebhookDeliveryFinishUnsentParams{
+		Attempt: int32(attempt), LastError: nullString(string(code)), Now: now, ID: deliveryID,
+	})
+	if err != nil {
+		return errs.Wrap(err, "apps: ending the webhook delivery failed")
+	}
+	if n != 1 {
+		return errs.Internalf("apps: the webhook delivery to end is not pending")
+	}
+	return nil
+}
+
+// ExpirePending implements app.DeliveryStore.
+func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID, belowSeq int64, now time.Time) (app.Expired, error) {
+	r, err := s.q(ctx).WebhookDeliveryExpirePending(ctx, db.WebhookDeliveryExpirePendingParams{
+		Now: now, SubscriptionID: subscriptionID, BelowSeq: belowSeq,
+	})
+	if err != nil {
+		return app.Expired{}, errs.Wrap(err, "apps: expiring webhook deliveries failed")
+	}
+	return app.Expired{Count: int(r.Expired), FirstSeq: r.FirstSeq, LastSeq: r.LastSeq}, nil
+}
+
+// RecordAttempt implements app.DeliveryStore.
+func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
+	p := db.WebhookDeliveryRecordAttemptParams{
+		Status:        string(r.Status),
+		NextAttemptAt: nullTime(r.NextAttemptAt),
+		LastError:     nullString(string(r.LastError)),
+		ResponseCode:  nullInt32(r.ResponseCode),
+		DeliveredAt:   nullTime(r.DeliveredAt),
+		Now:           r.Now,
+		ID:            r.DeliveryID,
+		Attempt:       int32(r.Attempt),
+	}
+	if c := r.Subscription; c != nil {
+		p.ChangeSubscription = true
+		p.State, p.DisabledAt = string(c.State), nullTime(c.DisabledAt)
+		p.ConsecutiveFailures, p.Delivered = int32(c.ConsecutiveFailures), c.Delivered
+		p.SigningKeyKid = nullString(c.SigningKeyKID)
+	}
+	n, err := s.q(ctx).WebhookDeliveryRecordAttempt(ctx, p)
+	if err != nil {
+		return false, errs.Wrap(err, "apps: recording the webhook attempt failed")
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,186 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/adapters/postgres"
+	"bothy/server/internal/apps/app"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/pg"
+	eventsync "bothy/server/internal/sync"
+)
+
+// subscriptionIn inserts a subscription of inst to message.created in
+// state and returns its ID.
+func (b *testBundle) subscriptionIn(t *testing.T, inst apps.Installation, state apps.SubscriptionState) ids.ID {
+	t.Helper()
+	id := b.subscription(t, inst, start).ID
+	if state != apps.SubscriptionActive {
+		var disabled *time.Time
+		if state == apps.SubscriptionDisabled {
+			disabled = &start
+		}
+		_, err := b.db.App.Exec(context.Background(), `UPDATE webhook_subscriptions SET state = $2, disabled_at = $3 WHERE id = $1`,
+			id, string(state), disabled)
+		require.NoError(t, err)
+	}
+	return id
+}
+
+// pending inserts one pending delivery per seq for sub.
+func (b *testBundle) pending(t *testing.T, s *postgres.DeliveryStore, sub ids.ID, seqs ...int64) {
+	t.Helper()
+	for _, seq := range seqs {
+		got, err := s.InsertDeliveries(context.Background(), eventsync.Event{Seq: seq, ID: ids.New()}, []ids.ID{sub}, []ids.ID{ids.New()}, start)
+		require.NoError(t, err)
+		require.Equal(t, []ids.ID{sub}, got)
+	}
+}
+
+// explain returns the plan of query with sequential scans disabled, so it
+// shows whether an index can answer the query at all (the planner prefers
+// a sequential scan on tables this small).
+func (b *testBundle) explain(t *testing.T, query string, args ...any) string {
+	t.Helper()
+	var plan strings.Builder
+	require.NoError(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
+		tx, _ := pg.TxFrom(ctx)
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `EXPLAIN `+query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			plan.WriteString(line + "\n")
+		}
+		return rows.Err()
+	}))
+	return plan.String()
+}
+
+// TestDeliveryStoreQueriesAreIndexed: the candidates of a round, the
+// bounded quota count and the head are answered by their indexes. The
+// candidates are picked by type among many live subscriptions of other
+// types, the case the partial GIN index is for.
+func TestDeliveryStoreQueriesAreIndexed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inst := b.install(t, b.app(t, "Tracker"))
+	_, err := b.db.App.Exec(context.Background(), `INSERT INTO webhook_subscriptions (id, app_installation_id, url,
+		event_types, state, signing_key_kid, created_by, created_at, updated_at)
+		SELECT uuidv7(), $1, 'https://hooks.example.com/bothy/events', '{channel.created}', 'active', 'kid', $2, $3, $3
+		FROM generate_series(1, 2000)`, inst.ID, b.owner, start)
+	require.NoError(t, err)
+	b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	_, err = b.db.Owner.Exec(context.Background(), `ANALYZE webhook_subscriptions`)
+	require.NoError(t, err)
+	require.Contains(t, b.explain(t, `SELECT s.id FROM webhook_subscriptions s
+		WHERE s.state IN ('active', 'paused') AND s.app_installation_id IS NOT NULL AND s.event_types @> ARRAY[$1::text]`, "message.created"),
+		"webhook_subscriptions_candidates_idx")
+	require.Contains(t, b.explain(t, `SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
+		WHERE d.subscription_id = $1 AND d.status = 'pending' LIMIT 10) x`, ids.New()), "webhook_deliveries_head_idx")
+	require.Contains(t, b.explain(t, `SELECT h.id FROM webhook_deliveries h WHERE h.subscription_id = $1 AND h.status = 'pending'
+		ORDER BY h.event_seq LIMIT 1`, ids.New()), "webhook_deliveries_head_idx")
+}
+
+func TestDeliveryStoreCandidatesAndBoundedCount(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	s := postgres.NewDeliveryStore(b.db.App)
+	inst := b.install(t, b.app(t, "Tracker"))
+	active := b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	paused := b.subscriptionIn(t, inst, apps.SubscriptionPaused)
+	b.subscriptionIn(t, inst, apps.SubscriptionDisabled)
+
+	cands, err := s.DeliveryCandidates(ctx, "message.created")
+	require.NoError(t, err)
+	got := map[ids.ID]apps.SubscriptionState{}
+	for _, c := range cands {
+		require.Equal(t, inst.ID, c.InstallationID)
+		require.Equal(t, inst.PrincipalID, c.AppPrincipalID)
+		got[c.SubscriptionID] = c.State
+	}
+	require.Equal(t, map[ids.ID]apps.SubscriptionState{active: apps.SubscriptionActive, paused: apps.SubscriptionPaused}, got)
+	cands, err = s.DeliveryCandidates(ctx, "channel.created")
+	require.NoError(t, err)
+	require.Empty(t, cands)
+
+	b.pending(t, s, active, 1, 2, 3, 4, 5)
+	again, err := s.InsertDeliveries(ctx, eventsync.Event{Seq: 3, ID: ids.New()}, []ids.ID{active, paused}, []ids.ID{ids.New(), ids.New()}, start)
+	require.NoError(t, err)
+	require.Equal(t, []ids.ID{paused}, again, "a second row for the same event is skipped")
+	counts, err := s.CountPending(ctx, []ids.ID{active, paused}, 3)
+	require.NoError(t, err)
+	require.Equal(t, map[ids.ID]int{active: 3, paused: 1}, counts, "the count stops at its limit")
+}
+
+func TestDeliveryStoreClaimAndRecord(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := postgres.NewDeliveryStore(b.db.App)
+	inst := b.install(t, b.app(t, "Tracker"))
+	sub := b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	b.pending(t, s, sub, 7, 8)
+	ctx := context.Background()
+
+	_, _, err := s.LockDeliveryTarget(ctx, sub)
+	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "a row lock needs a unit of work")
+
+	var head app.ClaimedHead
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		target, ok, err := s.LockDeliveryTarget(ctx, sub)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, inst.PrincipalID, target.Installation.PrincipalID)
+		require.Equal(t, []string{"message.created"}, target.EventTypes)
+		_, ok, err = s.ClaimHead(ctx, sub, start.Add(-time.Second), start.Add(time.Minute))
+		require.NoError(t, err)
+		require.False(t, ok, "a head due later is not claimed")
+		head, ok, err = s.ClaimHead(ctx, sub, start, start.Add(time.Minute))
+		require.True(t, ok)
+		return err
+	}))
+	require.Equal(t, int64(7), head.EventSeq, "the head is the lowest pending seq")
+	require.Equal(t, 1, head.Attempt)
+	_, ok, err := s.ClaimHead(ctx, sub, start.Add(30*time.Second), start.Add(time.Minute))
+	require.NoError(t, err)
+	require.False(t, ok, "a leased head is not due before its lease ends")
+
+	rec := app.AttemptRecord{DeliveryID: head.ID, Attempt: 2, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200, Now: start,
+		Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, Delivered: true, SigningKeyKID: "kid-2"}}
+	ok, err = s.RecordAttempt(ctx, rec)
+	require.NoError(t, err)
+	require.False(t, ok, "another attempt's result is discarded")
+	rec.Attempt = 1
+	ok, err = s.RecordAttempt(ctx, rec)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = s.RecordAttempt(ctx, rec)
+	require.NoError(t, err)
+	require.False(t, ok, "a finished delivery is not written again")
+	var lastSeq int64
+	var kid string
+	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT last_delivered_seq, signing_key_kid FROM webhook_subscriptions WHERE id = $1`, sub).
+		Scan(&lastSeq, &kid))
+	require.Equal(t, int64(7), lastSeq)
+	require.Equal(t, "kid-2", kid)
+
+	exp, err := s.ExpirePending(ctx, sub, 100, start)
+	require.NoError(t, err)
+	require.Equal(t, app.Expired{Count: 1, FirstSeq: 8, LastSeq: 8}, exp)
+}

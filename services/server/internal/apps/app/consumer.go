@@ -1,0 +1,248 @@
+package app
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/kernel/eventlog"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/txn"
+	eventsync "bothy/server/internal/sync"
+)
+
+// round is the memo of one consumer round (one transaction): the
+// candidates per event type, loaded once; the open count of each active
+// subscription, counted once and then tracked; the state each subscription
+// has in this round; and the subscriptions already woken.
+type round struct {
+	mu         sync.Mutex
+	candidates map[eventlog.Type][]Candidate
+	pending    map[ids.ID]int
+	states     map[ids.ID]apps.SubscriptionState
+	scheduled  map[ids.ID]bool
+}
+
+var roundKey = txn.NewKey[*round]("apps.webhooks.round")
+
+// roundOf returns the memo of the round in ctx, creating it on first use.
+// Outside a unit of work the memo lives for one call only, which stays
+// correct (every count is read again) but slower.
+func roundOf(ctx context.Context) *round {
+	if r, ok := roundKey.Get(ctx); ok {
+		return r
+	}
+	r := &round{
+		candidates: map[eventlog.Type][]Candidate{},
+		pending:    map[ids.ID]int{},
+		states:     map[ids.ID]apps.SubscriptionState{},
+		scheduled:  map[ids.ID]bool{},
+	}
+	roundKey.Set(ctx, r)
+	return r
+}
+
+// HandleEvent implements sync.ConsumerHandler for the consumer webhooks
+// (Design note 3). It runs in the round's transaction once per event in seq
+// order and writes only delivery rows, jobs and the audit entries of
+// system transitions; it calls nothing outside the process and appends no
+// durable event.
+//
+// For an event an app may subscribe to: the candidates of its type (loaded
+// once per round) get one pending row each, a personal event only the
+// subscriptions of its audience's installation (rights are checked at
+// delivery time, not here); an active subscription whose open deliveries
+// reach webhook.max_pending_per_subscription with this row is paused
+// (system transition max_pending, audited); and every active subscription
+// of an active installation that got a new row is scheduled once per round.
+// A disabled subscription gets no rows (D-M2-26-1). Errors roll the round
+// back.
+func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error {
+	if !domain.AppSubscribable(string(ev.Type)) {
+		return nil
+	}
+	r := roundOf(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cands, err := s.candidatesOf(ctx, r, ev.Type)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	byID := make(map[ids.ID]Candidate, len(cands))
+	var subs, deliveryIDs []ids.ID
+	for _, c := range cands {
+		if !ev.AudiencePrincipalID.IsZero() && c.AppPrincipalID != ev.AudiencePrincipalID {
+			continue
+		}
+		id, err := newID(now)
+		if err != nil {
+			return err
+		}
+		byID[c.SubscriptionID] = c
+		subs, deliveryIDs = append(subs, c.SubscriptionID), append(deliveryIDs, id)
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	inserted, err := s.store.InsertDeliveries(ctx, ev, subs, deliveryIDs, now)
+	if err != nil {
+		return err
+	}
+	if err := s.applyQuota(ctx, r, byID, inserted, now); err != nil {
+		return err
+	}
+	for _, id := range inserted {
+		c := byID[id]
+		if r.scheduled[id] || r.states[id] != apps.SubscriptionActive || c.InstallationState != apps.InstallationActive {
+			continue
+		}
+		if err := s.scheduler.Schedule(ctx, id, now); err != nil {
+			return err
+		}
+		r.scheduled[id] = true
+	}
+	return nil
+}
+
+// candidatesOf returns the candidates of t, loading them once per round.
+func (s *Deliveries) candidatesOf(ctx context.Context, r *round, t eventlog.Type) ([]Candidate, error) {
+	if cands, ok := r.candidates[t]; ok {
+		return cands, nil
+	}
+	cands, err := s.store.DeliveryCandidates(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	r.candidates[t] = cands
+	for _, c := range cands {
+		if _, seen := r.states[c.SubscriptionID]; !seen {
+			r.states[c.SubscriptionID] = c.State
+		}
+	}
+	return cands, nil
+}
+
+// applyQuota tracks the open count of every active subscription that got a
+// new row and pauses one whose count crosses the quota
+// (webhook.max_pending_per_subscription) with this row, from below to at
+// or above (D-M2-26-2). The
+// first time a round sees a subscription it counts its pending rows, the
+// new one included, bounded one above the quota so that a backlog already
+// above it is never mistaken for a crossing.
+func (s *Deliveries) applyQuota(ctx context.Context, r *round, byID map[ids.ID]Candidate, inserted []ids.ID, now time.Time) error {
+	quota := s.opts.MaxPendingPerSubscription
+	var uncounted []ids.ID
+	for _, id := range inserted {
+		if _, ok := r.pending[id]; !ok && r.states[id] == apps.SubscriptionActive {
+			uncounted = append(uncounted, id)
+		}
+	}
+	if len(uncounted) > 0 {
+		counts, err := s.store.CountPending(ctx, uncounted, quota+1)
+		if err != nil {
+			return err
+		}
+		for _, id := range uncounted {
+			// The count includes the row just inserted; tracking goes on
+			// from the count before it.
+			r.pending[id] = counts[id] - 1
+		}
+	}
+	for _, id := range inserted {
+		if r.states[id] != apps.SubscriptionActive {
+			continue
+		}
+		before := r.pending[id]
+		r.pending[id] = before + 1
+		if before >= quota || before+1 < quota {
+			continue
+		}
+		if err := s.pauseForQuota(ctx, r, byID[id], now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pauseForQuota pauses c for the quota under its row lock: the round's view
+// of the state may be stale, so the state is read again and an owner's
+// change made meanwhile wins (NextSubscriptionState rejects max_pending on
+// anything but active).
+func (s *Deliveries) pauseForQuota(ctx context.Context, r *round, c Candidate, now time.Time) error {
+	t, ok, err := s.store.LockDeliveryTarget(ctx, c.SubscriptionID)
+	if err != nil || !ok {
+		return err
+	}
+	tr, ok, err := applyTransition(c.SubscriptionID, c.AppID, t.State, domain.EventMaxPending)
+	if err != nil {
+		return err
+	}
+	r.states[c.SubscriptionID] = t.State
+	if !ok {
+		return nil
+	}
+	if err := s.store.SetSubscriptionState(ctx, c.SubscriptionID, tr.to, disabledAt(tr.to, now), now); err != nil {
+		return err
+	}
+	if err := s.recordTransition(ctx, tr); err != nil {
+		return err
+	}
+	r.states[c.SubscriptionID] = tr.to
+	s.logTransition(ctx, tr)
+	return nil
+}
+
+// HandleLost implements sync.ConsumerLossHandler (Design note 3 f): the
+// consumer webhooks fell behind sync.event_retention and the events from
+// to to left the log before they became rows. Any live subscription could
+// have matched one of them, so every app subscription in state active or
+// paused whose installation is active or suspended is disabled with cause
+// gap; its pending rows, all of events below from that left the log as
+// well, become dead with event_expired; the audit entry names from_seq (the
+// lowest of those rows, else from) and to_seq = to. A re-enable then goes
+// on with the events the consumer reads after the loss, so it never loops.
+// It runs in the round's transaction before the first HandleEvent; an
+// error rolls the round back.
+func (s *Deliveries) HandleLost(ctx context.Context, from, to int64) error {
+	r := roundOf(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Candidates read before the loss would still show the disabled
+	// subscriptions.
+	clear(r.candidates)
+	clear(r.states)
+	refs, err := s.store.LockLiveSubscriptions(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	for _, ref := range refs {
+		tr, ok, err := applyTransition(ref.ID, ref.AppID, ref.State, domain.EventGap)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := s.store.SetSubscriptionState(ctx, ref.ID, tr.to, disabledAt(tr.to, now), now); err != nil {
+			return err
+		}
+		exp, err := s.store.ExpirePending(ctx, ref.ID, math.MaxInt64, now)
+		if err != nil {
+			return err
+		}
+		tr.fromSeq, tr.toSeq = from, to
+		if exp.Count > 0 {
+			tr.fromSeq = exp.FirstSeq
+		}
+		if err := s.recordTransition(ctx, tr); err != nil {
+			return err
+		}
+		s.logTransition(ctx, tr)
+	}
+	return nil
+}

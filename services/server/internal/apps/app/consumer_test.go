@@ -1,0 +1,249 @@
+package app_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/app"
+	"bothy/server/internal/kernel/ids"
+)
+
+// lastSeq returns the seq of the newest event of type whose audience is
+// audience (Zero for any).
+func (b *bundle) lastSeq(t *testing.T, typ string, audience ids.ID) int64 {
+	t.Helper()
+	var seq int64
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT max(seq) FROM event_log WHERE type = $1
+		AND ($2::uuid IS NULL OR audience_principal_id = $2)`, typ, audience).Scan(&seq))
+	return seq
+}
+
+// jobs returns how many apps.webhook_deliver jobs each subscription has.
+func (b *bundle) jobs(t *testing.T, subs ...ids.ID) map[ids.ID]int {
+	t.Helper()
+	out := map[ids.ID]int{}
+	for _, sub := range subs {
+		out[sub] = len(b.w.Scheduled(t, sub))
+	}
+	return out
+}
+
+func TestWebhookRoundCreatesDeliveries(t *testing.T) {
+	t.Parallel()
+	b := deliveryWorld(t, options{})
+	helper := b.registerApp(t, "Helper", []string{"message.created", "app.installation.updated"}, nil)
+	pager := b.registerApp(t, "Pager", []string{"app.installation.updated"}, nil)
+	gone := b.registerApp(t, "Gone", []string{"message.created"}, nil)
+	b.drain(t)
+
+	active := b.sub
+	paused := b.create(t, ids.Zero, nil, false).ID
+	b.setState(t, paused, apps.SubscriptionPaused)
+	disabled := b.create(t, ids.Zero, nil, false).ID
+	b.disable(t, disabled)
+	notGranted := b.create(t, helper.AppID, []string{"message.created", "app.installation.updated"}, false).ID
+	otherType := b.create(t, pager.AppID, []string{"app.installation.updated"}, false).ID
+	uninstalled := b.create(t, gone.AppID, nil, false).ID
+	require.NoError(t, b.w.Services.Apps.UninstallApp(b.robin(t), gone.AppID))
+	// Helper loses messages:read, so its installation no longer subscribes
+	// to message.created (M2-24 narrows it); the change is a personal event
+	// of Helper.
+	_, err := b.w.Services.Apps.SetAppScopes(b.robin(t), app.SetAppScopes{AppID: helper.AppID, Scopes: []string{"events:subscribe", "messages:write"}})
+	require.NoError(t, err)
+	personal := b.lastSeq(t, "app.installation.updated", helper.PrincipalID)
+	first := b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is on fire")
+	second := b.post(t, b.w.Alex, b.w.Allgemein, "Robin, the printer is fine again")
+	all := []ids.ID{active, paused, disabled, notGranted, otherType, uninstalled}
+	jobs := b.jobs(t, all...)
+	var cursor int64
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT last_seq FROM consumer_cursors WHERE name = 'webhooks'`).Scan(&cursor))
+	require.Equal(t, 4, b.runRound(t), "the uninstall, the scope change and two messages")
+
+	seqs := func(sub ids.ID) []int64 {
+		var out []int64
+		for _, r := range b.deliveries(t, sub) {
+			require.Equal(t, "pending", r.Status)
+			require.Zero(t, r.Attempt)
+			require.NotNil(t, r.NextAttemptAt, "a new row is due at once")
+			out = append(out, r.EventSeq)
+		}
+		return out
+	}
+	check := func() {
+		t.Helper()
+		require.Equal(t, []int64{first, second}, seqs(active), "rights are checked at delivery, not in the round")
+		require.Equal(t, []int64{first, second}, seqs(paused), "a paused subscription keeps collecting")
+		require.Empty(t, seqs(disabled), "events arriving while disabled are not delivered (D-M2-26-1)")
+		require.Empty(t, seqs(uninstalled), "uninstalled")
+		require.Equal(t, []int64{personal}, seqs(notGranted),
+			"message.created left Helper's event subscriptions; its own personal event goes to it")
+		require.Empty(t, seqs(otherType), "message.created is not in Pager's event types, and Helper's event is not Pager's")
+		after := b.jobs(t, all...)
+		for _, sub := range all {
+			want := jobs[sub]
+			if sub == active || sub == notGranted {
+				want++ // one job per active subscription per round
+			}
+			require.Equal(t, want, after[sub])
+		}
+	}
+	check()
+
+	// A second round over the same events (the cursor moved back by hand,
+	// as only a test database allows) changes nothing.
+	_, err = b.db.App.Exec(bg, `UPDATE consumer_cursors SET last_seq = $1 WHERE name = 'webhooks'`, cursor)
+	require.NoError(t, err)
+	require.Equal(t, 4, b.runRound(t))
+	check()
+}
+
+// TestDeliveryGapDisables (Design note 5 e): the head's event left the log
+// while the subscription was paused; after the resume the subscription is
+// disabled with cause gap and every expired pending row is dead; a second
+// re-enable delivers the first retained event.
+func TestDeliveryGapDisables(t *testing.T) {
+	t.Parallel()
+	b := deliveryWorld(t, options{})
+	sub := b.sub
+	b.setState(t, sub, apps.SubscriptionPaused)
+	first := b.post(t, b.w.Alex, b.w.Eskalation, "first, soon gone")
+	second := b.post(t, b.w.Alex, b.w.Eskalation, "second, soon gone")
+	b.runRound(t)
+	b.w.ExpireLog(t)
+	retained := b.post(t, b.w.Alex, b.w.Eskalation, "retained")
+	b.runRound(t)
+	require.Len(t, b.deliveries(t, sub), 3)
+
+	b.setState(t, sub, apps.SubscriptionActive)
+	b.deliver(t, sub)
+	require.Empty(t, b.recv.requests())
+	s := b.subscription(t, sub)
+	require.Equal(t, "disabled", s.State)
+	require.NotNil(t, s.DisabledAt)
+	rows := b.deliveries(t, sub)
+	for _, r := range rows[:2] {
+		require.Equal(t, "dead", r.Status)
+		require.Equal(t, "event_expired", *r.LastError)
+		require.Zero(t, r.Attempt, "an expired head was never sent")
+	}
+	require.Equal(t, "pending", rows[2].Status)
+	audits := b.transitions(t)
+	require.Len(t, audits, 1)
+	require.Equal(t, map[string]any{"subscription_id": sub.String(), "from_state": "active", "to_state": "disabled",
+		"cause": "gap", "from_seq": first, "to_seq": second}, audits[0].Details)
+
+	b.setState(t, sub, apps.SubscriptionActive)
+	b.deliver(t, sub)
+	got := b.recv.requests()
+	require.Len(t, got, 1)
+	require.Equal(t, rows[2].EventID.String(), got[0].id)
+	require.Equal(t, retained, b.subscription(t, sub).LastDeliveredSeq)
+	require.Equal(t, "active", b.subscription(t, sub).State)
+}
+
+// TestConsumerLossDisablesSubscriptions (Design note 3 f): the consumer
+// webhooks itself fell behind retention; the round disables every live
+// subscription with cause gap, makes their pending rows dead and creates
+// nothing for the retained events of that round. A re-enable delivers the
+// next new event and does not disable again.
+func TestConsumerLossDisablesSubscriptions(t *testing.T) {
+	t.Parallel()
+	b := deliveryWorld(t, options{})
+	active := b.sub
+	paused := b.create(t, ids.Zero, nil, false).ID
+	b.setState(t, paused, apps.SubscriptionPaused)
+	first := b.post(t, b.w.Alex, b.w.Eskalation, "seen by the consumer")
+	b.runRound(t)
+	lost := b.post(t, b.w.Alex, b.w.Eskalation, "never seen by the consumer")
+	b.w.ExpireLog(t)
+	b.post(t, b.w.Alex, b.w.Eskalation, "retained, in the round of the loss")
+	jobsBefore := len(b.w.Scheduled(t, active))
+	b.runRound(t)
+
+	for _, sub := range []ids.ID{active, paused} {
+		s := b.subscription(t, sub)
+		require.Equal(t, "disabled", s.State)
+		require.NotNil(t, s.DisabledAt)
+		rows := b.deliveries(t, sub)
+		require.Len(t, rows, 1, "no row for the retained event of the round")
+		require.Equal(t, first, rows[0].EventSeq)
+		require.Equal(t, "dead", rows[0].Status)
+		require.Equal(t, "event_expired", *rows[0].LastError)
+	}
+	require.Len(t, b.w.Scheduled(t, active), jobsBefore, "no job for the round of the loss")
+	audits := b.transitions(t)
+	require.Len(t, audits, 2)
+	for _, a := range audits {
+		require.Equal(t, "gap", a.Details["cause"])
+		require.Equal(t, first, a.Details["from_seq"], "the lowest expired row")
+		require.Equal(t, lost, a.Details["to_seq"])
+	}
+
+	b.setState(t, active, apps.SubscriptionActive)
+	next := b.post(t, b.w.Alex, b.w.Eskalation, "after the re-enable")
+	b.runRound(t)
+	b.deliver(t, active)
+	got := b.recv.requests()
+	require.Len(t, got, 1)
+	require.Equal(t, b.deliveries(t, active)[1].EventID.String(), got[0].id)
+	require.Equal(t, next, b.subscription(t, active).LastDeliveredSeq)
+	require.Equal(t, "active", b.subscription(t, active).State, "the loss is not found again")
+	require.Len(t, b.transitions(t), 2)
+}
+
+// TestDeliveryQuotaPauses (Design note 3 d, D-M2-26-2): with a blocked
+// receiver, the round whose row brings the open deliveries to
+// webhook.max_pending_per_subscription pauses the subscription; rows keep
+// being created; after a resume the next round does not pause again, and
+// the backlog drains in order.
+func TestDeliveryQuotaPauses(t *testing.T) {
+	t.Parallel()
+	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 3 }})
+	sub := b.sub
+	arrived, release := make(chan struct{}, 16), make(chan struct{})
+	b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusOK)
+	})
+	b.post(t, b.w.Alex, b.w.Eskalation, "1")
+	b.runRound(t)
+	done := make(chan error, 1)
+	go func() { done <- b.d.Deliver(bg, sub) }()
+	<-arrived // the receiver holds the first delivery
+
+	b.post(t, b.w.Alex, b.w.Eskalation, "2")
+	b.runRound(t)
+	require.Equal(t, "active", b.subscription(t, sub).State, "two open deliveries are below the quota")
+	b.post(t, b.w.Alex, b.w.Eskalation, "3")
+	b.runRound(t)
+	require.Equal(t, "paused", b.subscription(t, sub).State, "the third open delivery reaches the quota")
+	audits := b.transitions(t)
+	require.Len(t, audits, 1)
+	require.Equal(t, map[string]any{"subscription_id": sub.String(), "from_state": "active", "to_state": "paused", "cause": "max_pending"},
+		audits[0].Details)
+
+	b.post(t, b.w.Alex, b.w.Eskalation, "4")
+	b.post(t, b.w.Alex, b.w.Eskalation, "5")
+	b.runRound(t)
+	require.Len(t, b.deliveries(t, sub), 5, "rows keep being created while paused")
+
+	b.setState(t, sub, apps.SubscriptionActive)
+	b.post(t, b.w.Alex, b.w.Eskalation, "6")
+	b.runRound(t)
+	require.Equal(t, "active", b.subscription(t, sub).State, "a resumed backlog above the quota is not paused again")
+	require.Len(t, b.transitions(t), 1)
+
+	close(release)
+	require.NoError(t, <-done)
+	rows := b.deliveries(t, sub)
+	got := b.recv.requests()
+	require.Len(t, got, 6)
+	for i, r := range rows {
+		require.Equal(t, "succeeded", r.Status)
+		require.Equal(t, r.EventID.String(), got[i].id, "in seq order")
+	}
+}

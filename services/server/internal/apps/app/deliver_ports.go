@@ -1,0 +1,173 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/kernel/eventlog"
+	"bothy/server/internal/kernel/ids"
+	eventsync "bothy/server/internal/sync"
+)
+
+// DeliveryStore persists what the delivery path writes: the pending rows a
+// consumer round creates, the claim, lease and record of an attempt, and
+// the system transitions of a subscription (quota, gap, 410, failures,
+// age). It is the delivery job's half of the module's WebhookStore; the
+// owner side is SubscriptionStore. Implemented by adapters/postgres.
+//
+// Every method joins the unit of work of ctx (pg.Conn) and the locking
+// ones need it. Locks follow the lock order of the module: a subscription
+// row first, then its delivery rows. The delivery path takes the
+// subscription row with FOR NO KEY UPDATE: two jobs of one subscription
+// still serialize on it, and so do owner changes (FOR UPDATE), while a
+// round that inserts delivery rows (FOR KEY SHARE through the foreign key)
+// never waits for a job.
+type DeliveryStore interface {
+	// DeliveryCandidates returns the app subscriptions that may receive an
+	// event of type t (Design note 3 b): state active or paused, t in
+	// their event_types, their installation active or suspended with t in
+	// its event_subscriptions; ordered by subscription id, never nil.
+	DeliveryCandidates(ctx context.Context, t eventlog.Type) ([]Candidate, error)
+	// InsertDeliveries creates one pending row (attempt 0, due at now) per
+	// subscription of subs for ev, with the delivery id of the same index
+	// in deliveryIDs, skipping subscriptions that already have a row for
+	// ev.Seq. It returns the subscriptions that got a new row, never nil.
+	InsertDeliveries(ctx context.Context, ev eventsync.Event, subs, deliveryIDs []ids.ID, now time.Time) ([]ids.ID, error)
+	// CountPending returns, per subscription of subs, its pending rows
+	// counted up to limit (a bounded count: a larger backlog gives limit).
+	CountPending(ctx context.Context, subs []ids.ID, limit int) (map[ids.ID]int, error)
+	// LockDeliveryTarget returns the app subscription id with its
+	// installation and app principal, taking the subscription's row lock
+	// (FOR NO KEY UPDATE) until the unit of work ends; false when there is
+	// no app subscription id.
+	LockDeliveryTarget(ctx context.Context, id ids.ID) (DeliveryTarget, bool, error)
+	// LockLiveSubscriptions returns every app subscription in state active
+	// or paused whose installation is active or suspended, ordered by id,
+	// each with its row lock; never nil.
+	LockLiveSubscriptions(ctx context.Context) ([]SubscriptionRef, error)
+	// SetSubscriptionState writes a system transition: state, disabled_at
+	// (zero for none) and updated_at = now. The caller holds the row lock.
+	SetSubscriptionState(ctx context.Context, id ids.ID, state apps.SubscriptionState, disabledAt, now time.Time) error
+	// ClaimHead leases the subscription's head (its pending row with the
+	// lowest event_seq) when it is due (next_attempt_at at or before now):
+	// attempt + 1 and next_attempt_at = leaseUntil. It returns the head as
+	// claimed, and false when there is no head or it is not due. The
+	// caller holds the subscription's row lock.
+	ClaimHead(ctx context.Context, subscriptionID ids.ID, now, leaseUntil time.Time) (ClaimedHead, bool, error)
+	// FinishUnsent ends a claimed head without a request: status dead,
+	// last_error code, next_attempt_at cleared and attempt set back to
+	// attempt (an attempt that sent nothing is not counted). response_code
+	// keeps the answer of an earlier attempt.
+	FinishUnsent(ctx context.Context, deliveryID ids.ID, attempt int, code apps.LastError, now time.Time) error
+	// ExpirePending makes every pending row of the subscription with an
+	// event_seq below belowSeq dead with last_error event_expired and
+	// returns how many there were with their lowest and highest event_seq.
+	ExpirePending(ctx context.Context, subscriptionID ids.ID, belowSeq int64, now time.Time) (Expired, error)
+	// RecordAttempt writes the outcome of a sent attempt when the delivery
+	// is still pending with the claimed attempt, together with the
+	// subscription's change when r.Subscription is set, and returns
+	// whether it did; false means the row was deleted, redelivered or
+	// claimed again, and the result is discarded.
+	RecordAttempt(ctx context.Context, r AttemptRecord) (bool, error)
+}
+
+// Candidate is a subscription that may receive an event in a round.
+type Candidate struct {
+	// SubscriptionID and State name the subscription as the round saw it.
+	SubscriptionID ids.ID
+	State          apps.SubscriptionState
+	// InstallationID, AppID, AppPrincipalID and InstallationState describe
+	// its installation; a personal event goes only to the installation whose
+	// app principal is its audience.
+	InstallationID, AppID, AppPrincipalID ids.ID
+	InstallationState                     apps.InstallationState
+}
+
+// DeliveryTarget is a subscription as the delivery job reads it under its
+// row lock: everything an attempt needs besides the event, in one read.
+type DeliveryTarget struct {
+	// SubscriptionID, State, URL and EventTypes of the subscription.
+	SubscriptionID ids.ID
+	State          apps.SubscriptionState
+	URL            string
+	EventTypes     []string
+	// HMACEnabled, HMACGeneration and HMACRotatedAt (zero when never
+	// rotated) decide the v1 signatures.
+	HMACEnabled    bool
+	HMACGeneration int
+	HMACRotatedAt  time.Time
+	// ConsecutiveFailures counts counted failures in a row.
+	ConsecutiveFailures int
+	// DisabledAt is set while the state is disabled.
+	DisabledAt time.Time
+	// Installation is the subscription's installation with its app
+	// principal, current grants' scopes and event subscriptions.
+	Installation apps.Installation
+}
+
+// SubscriptionRef names a subscription with its state and app.
+type SubscriptionRef struct {
+	// ID, State and AppID of the subscription.
+	ID    ids.ID
+	State apps.SubscriptionState
+	AppID ids.ID
+}
+
+// ClaimedHead is a head delivery as ClaimHead leased it.
+type ClaimedHead struct {
+	// ID, EventSeq and EventID name the delivery and its event.
+	ID       ids.ID
+	EventSeq int64
+	EventID  ids.ID
+	// Attempt is the attempt this claim made (the stored attempt after the
+	// claim).
+	Attempt int
+	// CreatedAt starts the retry window of webhook.retry_max_age.
+	CreatedAt time.Time
+}
+
+// Expired is the result of ExpirePending.
+type Expired struct {
+	// Count is the number of rows made dead; FirstSeq and LastSeq their
+	// lowest and highest event_seq (zero when Count is zero).
+	Count             int
+	FirstSeq, LastSeq int64
+}
+
+// AttemptRecord is the outcome of one sent attempt as RecordAttempt writes
+// it.
+type AttemptRecord struct {
+	// DeliveryID and Attempt name the claimed delivery; the row is written
+	// only while it is pending with this attempt.
+	DeliveryID ids.ID
+	Attempt    int
+	// Status is the new status; NextAttemptAt is set exactly when it is
+	// pending, DeliveredAt exactly when it is succeeded.
+	Status        apps.DeliveryStatus
+	NextAttemptAt time.Time
+	DeliveredAt   time.Time
+	// LastError is the code of a failed attempt, "" for a success.
+	LastError apps.LastError
+	// ResponseCode is the HTTP status of the answer, 0 when none arrived.
+	ResponseCode int
+	// Subscription is the subscription's change, nil when it stays as it
+	// is (a throttle).
+	Subscription *SubscriptionChange
+	// Now stamps updated_at.
+	Now time.Time
+}
+
+// SubscriptionChange is what an attempt changes on its subscription.
+type SubscriptionChange struct {
+	// State and DisabledAt (zero unless disabled) after the attempt.
+	State      apps.SubscriptionState
+	DisabledAt time.Time
+	// ConsecutiveFailures after the attempt.
+	ConsecutiveFailures int
+	// Delivered raises last_delivered_seq to the event's seq (GREATEST).
+	Delivered bool
+	// SigningKeyKID replaces signing_key_kid when not "": the active key
+	// that signed an accepted delivery (D-M2-26-4).
+	SigningKeyKID string
+}

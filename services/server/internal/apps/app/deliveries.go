@@ -1,0 +1,260 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/url"
+	"time"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/instance"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/auditing"
+	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/platform/otel/attr"
+	eventsync "bothy/server/internal/sync"
+)
+
+// DeliveryOptions configure the delivery path. Only internal/wire reads
+// configuration; every field names its key.
+type DeliveryOptions struct {
+	// Retry holds webhook.retry_backoff_base, webhook.retry_backoff_cap and
+	// webhook.retry_max_age (Design note 7).
+	Retry domain.RetryConfig
+	// DeliveryTimeout is webhook.delivery_timeout: the lease of a claimed
+	// attempt, after which the lease wake-up sends it again. The egress
+	// client bounds the exchange with the same key.
+	DeliveryTimeout time.Duration
+	// MaxConsecutiveFailures is webhook.max_consecutive_failures.
+	MaxConsecutiveFailures int
+	// MaxPendingPerSubscription is webhook.max_pending_per_subscription: the
+	// delivery quota of a round (Design note 3 d).
+	MaxPendingPerSubscription int
+	// SecretRotationOverlap is webhook.secret_rotation_overlap: how long the
+	// previous HMAC generation signs as well after a rotation.
+	SecretRotationOverlap time.Duration
+	// ChainMaxDeliveries is webhook.chain_max_deliveries: the most
+	// deliveries one run of the job finishes before it leaves the next head
+	// to a new job.
+	ChainMaxDeliveries int
+	// ChainMaxDuration is webhook.chain_max_duration: how long one run of
+	// the job goes on with the next head.
+	ChainMaxDuration time.Duration
+}
+
+func (o DeliveryOptions) validate() error {
+	switch {
+	case o.Retry.Base <= 0 || o.Retry.Cap < o.Retry.Base || o.Retry.MaxAge <= 0:
+		return errors.New("apps: the webhook retry keys must be positive with base at most cap")
+	case o.DeliveryTimeout <= 0:
+		return errors.New("apps: webhook.delivery_timeout must be positive")
+	case o.MaxConsecutiveFailures < 1:
+		return errors.New("apps: webhook.max_consecutive_failures must be at least 1")
+	case o.MaxPendingPerSubscription < 1:
+		return errors.New("apps: webhook.max_pending_per_subscription must be at least 1")
+	case o.SecretRotationOverlap <= 0:
+		return errors.New("apps: webhook.secret_rotation_overlap must be positive")
+	case o.ChainMaxDeliveries < 1 || o.ChainMaxDuration <= 0:
+		return errors.New("apps: webhook.chain_max_deliveries and webhook.chain_max_duration must be positive")
+	}
+	return nil
+}
+
+// DeliveryDeps are the collaborators of the delivery path.
+type DeliveryDeps struct {
+	// UnitOfWork runs the claim and record steps; the consumer round runs
+	// in its caller's unit of work.
+	UnitOfWork txn.UnitOfWork
+	// Store persists deliveries and subscription transitions.
+	Store DeliveryStore
+	// Events reads the event of an attempt (sync.LogReader).
+	Events eventsync.LogReader
+	// Authorizer decides webhook_out.deliver in filter mode.
+	Authorizer authorize.Authorizer
+	// Audit records the system transitions (webhook_out.transition).
+	Audit auditing.Recorder
+	// Keys gives the webhook_out signers (v1a).
+	Keys instance.Keys
+	// State gives instance.sync_epoch for the body.
+	State instance.State
+	// Master gives the HMAC master key (v1).
+	Master HMACMasterKey
+	// Sender sends the signed requests through the egress client.
+	Sender WebhookSender
+	// Scheduler inserts apps.webhook_deliver in the ambient unit of work.
+	Scheduler DeliveryScheduler
+	// Clock stamps rows and decides due times.
+	Clock clock.Clock
+	// Random drives the backoff jitter like math/rand/v2.Int64N; nil uses
+	// math/rand/v2. Tests inject a fixed source.
+	Random func(n int64) int64
+	// Logger receives "webhook delivery failed" (info) and "webhook
+	// subscription state changed" (warn); nil discards.
+	Logger *slog.Logger
+}
+
+// Deliveries is the delivery path of outgoing webhooks: the consumer
+// webhooks (HandleEvent, HandleLost) and the attempt (Deliver).
+type Deliveries struct {
+	uow       txn.UnitOfWork
+	store     DeliveryStore
+	events    eventsync.LogReader
+	az        authorize.Authorizer
+	audit     auditing.Recorder
+	keys      instance.Keys
+	state     instance.State
+	master    HMACMasterKey
+	sender    WebhookSender
+	scheduler DeliveryScheduler
+	clock     clock.Clock
+	rnd       func(n int64) int64
+	log       *slog.Logger
+	opts      DeliveryOptions
+}
+
+var (
+	_ eventsync.ConsumerHandler     = (*Deliveries)(nil)
+	_ eventsync.ConsumerLossHandler = (*Deliveries)(nil)
+)
+
+// NewDeliveries returns the delivery path. It returns an error when a
+// required dependency is missing or an option is out of range (a wiring
+// bug).
+func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
+	if d.UnitOfWork == nil || d.Store == nil || d.Events == nil || d.Authorizer == nil || d.Audit == nil ||
+		d.Keys == nil || d.State == nil || d.Master == nil || d.Sender == nil || d.Scheduler == nil || d.Clock == nil {
+		return nil, errors.New("apps: NewDeliveries needs a unit of work, a store, the event log, an authorizer, " +
+			"an audit recorder, keys, the instance state, the HMAC master key, a sender, a scheduler and a clock")
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	rnd := d.Random
+	if rnd == nil {
+		rnd = mrand.Int64N
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Deliveries{
+		uow: d.UnitOfWork, store: d.Store, events: d.Events, az: d.Authorizer, audit: d.Audit,
+		keys: d.Keys, state: d.State, master: d.Master, sender: d.Sender, scheduler: d.Scheduler,
+		clock: d.Clock, rnd: rnd, log: log, opts: o,
+	}, nil
+}
+
+// now returns the clock's time cut to microseconds, the precision of
+// timestamptz, so compared and stored times agree.
+func (s *Deliveries) now() time.Time { return s.clock.Now().Truncate(time.Microsecond) }
+
+// transition is one system transition of a subscription (Design note 5 b).
+type transition struct {
+	subscriptionID, appID ids.ID
+	from, to              apps.SubscriptionState
+	cause                 string
+	// fromSeq and toSeq name the lost range of a gap; zero otherwise.
+	fromSeq, toSeq int64
+}
+
+// applyTransition decides ev for a subscription in state from. It returns
+// the transition and true, or false when ev does not apply to from (for
+// example a quota on a subscription an owner paused meanwhile), which means
+// nothing to write and nothing to audit. Only system events reach it.
+func applyTransition(subscriptionID, appID ids.ID, from apps.SubscriptionState, ev domain.SubscriptionEvent) (transition, bool, error) {
+	to, err := domain.NextSubscriptionState(from, ev)
+	if errs.CodeOf(err) == errs.CodeConflict {
+		return transition{}, false, nil
+	}
+	if err != nil {
+		return transition{}, false, err
+	}
+	cause, _ := ev.Cause()
+	return transition{subscriptionID: subscriptionID, appID: appID, from: from, to: to, cause: cause}, true, nil
+}
+
+// disabledAt returns now for a transition to disabled and the zero time
+// otherwise (webhook_subscriptions_disabled_at_by_state).
+func disabledAt(state apps.SubscriptionState, now time.Time) time.Time {
+	if state == apps.SubscriptionDisabled {
+		return now
+	}
+	return time.Time{}
+}
+
+// recordTransition writes the audit entry of a system transition in the
+// unit of work of ctx: action webhook_out.transition (R-AZ-27), actor
+// system, resource the subscription's app, details subscription_id,
+// from_state, to_state, cause and, for a gap, from_seq and to_seq.
+func (s *Deliveries) recordTransition(ctx context.Context, t transition) error {
+	details := []auditing.Detail{
+		auditing.ID("subscription_id", t.subscriptionID),
+		auditing.Code("from_state", string(t.from)),
+		auditing.Code("to_state", string(t.to)),
+		auditing.Code("cause", t.cause),
+	}
+	if t.toSeq > 0 {
+		details = append(details, auditing.Int("from_seq", t.fromSeq), auditing.Int("to_seq", t.toSeq))
+	}
+	return s.audit.Record(ctx, auditing.Entry{
+		Action:       string(authorize.WebhookOutTransition),
+		Actor:        actor.System,
+		ResourceKind: string(authorize.KindApp),
+		ResourceID:   t.appID,
+		Outcome:      auditing.Allow,
+		Details:      details,
+	})
+}
+
+// logTransition logs a system transition at warn level with closed
+// attributes only (Design note 16).
+func (s *Deliveries) logTransition(ctx context.Context, t transition) {
+	s.log.WarnContext(ctx, "webhook subscription state changed",
+		slog.String(string(attr.WebhookSubscriptionID), t.subscriptionID.String()),
+		slog.String(string(attr.Reason), t.cause))
+}
+
+// failure is one delivery that did not succeed, for the log line
+// "webhook delivery failed".
+type failure struct {
+	subscriptionID ids.ID
+	seq            int64
+	eventType      string
+	reason         apps.LastError
+	host           string
+}
+
+// logFailure logs a delivery that did not succeed at info level with the
+// closed attributes of Design note 16: never the URL path or query, the
+// body, a signature or a secret.
+func (s *Deliveries) logFailure(ctx context.Context, f failure) {
+	args := []any{
+		slog.String(string(attr.WebhookSubscriptionID), f.subscriptionID.String()),
+		slog.Int64(string(attr.EventSeq), f.seq),
+		slog.String(string(attr.Reason), string(f.reason)),
+	}
+	if f.eventType != "" {
+		args = append(args, slog.String(string(attr.EventType), f.eventType))
+	}
+	if f.host != "" {
+		args = append(args, slog.String(string(attr.ServerAddress), f.host))
+	}
+	s.log.InfoContext(ctx, "webhook delivery failed", args...)
+}
+
+// hostOf returns the host of a subscription URL for telemetry, never its
+// path or query; "" when it does not parse.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}

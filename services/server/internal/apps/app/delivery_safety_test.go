@@ -1,0 +1,269 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/apps/app"
+	"bothy/server/internal/platform/egress/egresstest"
+	"bothy/server/internal/platform/otel/attr"
+)
+
+// closedLogAttrs are the attributes a delivery log line may carry (Design
+// note 16): never a URL path or query, a body, a signature or a secret.
+var closedLogAttrs = map[string]bool{
+	string(attr.WebhookSubscriptionID): true, string(attr.EventSeq): true, string(attr.EventType): true,
+	string(attr.Reason): true, string(attr.ServerAddress): true,
+}
+
+// TestDeliveryPrivateAddressRefused (red team "webhooks to private
+// targets"): without an allow_private entry the egress client refuses a
+// target that resolves to loopback or RFC 1918; the attempt is a counted
+// failure with address_blocked and nothing reaches the receiver. With the
+// entry the same delivery succeeds. A redirect is never followed.
+func TestDeliveryPrivateAddressRefused(t *testing.T) {
+	t.Parallel()
+	t.Run("refused without allow_private", func(t *testing.T) {
+		t.Parallel()
+		b, sub := withPending(t, options{blockPrivate: true}, "to a private address")
+		b.deliver(t, sub)
+
+		b.resolver.Set(egresstest.DefaultHost, netip.MustParseAddr("10.1.2.3"))
+		b.advance(t, b.deliveries(t, sub)[0].NextAttemptAt.Sub(b.now()))
+		b.deliver(t, sub)
+
+		require.Empty(t, b.recv.requests(), "no connection reaches the receiver")
+		row := b.deliveries(t, sub)[0]
+		require.Equal(t, "pending", row.Status)
+		require.Equal(t, "address_blocked", *row.LastError)
+		require.Nil(t, row.ResponseCode)
+		require.Equal(t, 2, row.Attempt)
+		require.Equal(t, 2, b.subscription(t, sub).ConsecutiveFailures, "a refused address is a counted failure")
+		require.Equal(t, int64(2), b.metrics.Blocked(t, "webhook", "address_blocked"))
+
+		blocked := 0
+		for _, r := range b.egressLog.Records() {
+			if r.Message == "egress blocked" {
+				blocked++
+				require.Equal(t, map[string]string{string(attr.ServerAddress): egresstest.DefaultHost, string(attr.Reason): "address_blocked"},
+					r.Attrs, "the log carries host and reason only")
+			}
+		}
+		require.Equal(t, 2, blocked)
+		failed := 0
+		for _, r := range b.log.Records() {
+			if r.Message != "webhook delivery failed" {
+				continue
+			}
+			failed++
+			for k := range r.Attrs {
+				require.True(t, closedLogAttrs[k], "attribute %s", k)
+			}
+			require.Equal(t, "address_blocked", r.Attrs[string(attr.Reason)])
+			require.Equal(t, egresstest.DefaultHost, r.Attrs[string(attr.ServerAddress)])
+			require.Equal(t, "message.created", r.Attrs[string(attr.EventType)])
+		}
+		require.Equal(t, 2, failed)
+	})
+	t.Run("allowed with allow_private", func(t *testing.T) {
+		t.Parallel()
+		b, sub := withPending(t, options{}, "to an allowed private address")
+		b.deliver(t, sub)
+		require.Len(t, b.recv.requests(), 1)
+		require.Equal(t, "succeeded", b.deliveries(t, sub)[0].Status)
+		require.Zero(t, b.metrics.Blocked(t, "webhook", "address_blocked"))
+	})
+	t.Run("a redirect is never followed", func(t *testing.T) {
+		t.Parallel()
+		b, sub := withPending(t, options{}, "to a receiver that redirects")
+		b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Location", fmt.Sprintf("https://%s:%d/elsewhere", otherHost, b.recv.srv.Port))
+			w.WriteHeader(http.StatusFound)
+		})
+		b.deliver(t, sub)
+		got := b.recv.requests()
+		require.Len(t, got, 1)
+		require.NotEqual(t, otherHost, got[0].host)
+		row := b.deliveries(t, sub)[0]
+		require.Equal(t, "pending", row.Status)
+		require.Equal(t, "http_status", *row.LastError)
+		require.Equal(t, http.StatusFound, *row.ResponseCode)
+	})
+}
+
+// TestDeliverySuspendedInstallation: rows are created while the
+// installation is suspended and nothing is sent; resuming it (the delivery
+// part of ResumeInstallation) delivers them in order.
+func TestDeliverySuspendedInstallation(t *testing.T) {
+	t.Parallel()
+	b := deliveryWorld(t, options{})
+	sub := b.sub
+	_, err := b.w.Services.Apps.SuspendApp(b.robin(t), b.appID)
+	require.NoError(t, err)
+	b.post(t, b.w.Alex, b.w.Eskalation, "first while suspended")
+	b.post(t, b.w.Alex, b.w.Eskalation, "second while suspended")
+	b.runRound(t)
+	jobsBefore := len(b.w.Scheduled(t, sub))
+	require.Zero(t, jobsBefore, "a suspended installation gets no job from the round")
+	b.deliver(t, sub)
+	require.Empty(t, b.recv.requests())
+	rows := b.deliveries(t, sub)
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		require.Equal(t, "pending", r.Status)
+		require.Zero(t, r.Attempt)
+	}
+
+	b.advance(t, time.Minute)
+	_, err = b.w.Services.Apps.ResumeApp(b.robin(t), b.appID)
+	require.NoError(t, err)
+	jobs := b.w.Scheduled(t, sub)
+	require.Len(t, jobs, 1, "ResumeInstallation schedules the job")
+	require.True(t, jobs[0].Equal(b.now()))
+	b.deliver(t, sub)
+	got := b.recv.requests()
+	require.Len(t, got, 2)
+	require.Equal(t, rows[0].EventID.String(), got[0].id)
+	require.Equal(t, rows[1].EventID.String(), got[1].id)
+}
+
+// TestDeliveryConcurrentJobs: two jobs of one subscription at once send
+// exactly one request; they serialize on the subscription's row lock and
+// only a due head is sent.
+func TestDeliveryConcurrentJobs(t *testing.T) {
+	t.Parallel()
+	b, sub := withPending(t, options{}, "once")
+	release := make(chan struct{})
+	b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
+		<-release
+		w.WriteHeader(http.StatusOK)
+	})
+	done := make(chan error, 2)
+	for range 2 {
+		go func() { done <- b.d.Deliver(bg, sub) }()
+	}
+	// One job holds the attempt at the receiver; the other finds the head
+	// leased and ends.
+	require.NoError(t, <-done)
+	close(release)
+	require.NoError(t, <-done)
+	require.Len(t, b.recv.requests(), 1)
+	row := b.deliveries(t, sub)[0]
+	require.Equal(t, "succeeded", row.Status)
+	require.Equal(t, 1, row.Attempt)
+}
+
+// failingStore fails RecordAttempt once, after the receiver answered: a
+// crash between send and record.
+type failingStore struct {
+	app.DeliveryStore
+	failed atomic.Bool
+}
+
+var errInjected = errors.New("injected record failure")
+
+func (s *failingStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
+	if s.failed.CompareAndSwap(false, true) {
+		return false, errInjected
+	}
+	return s.DeliveryStore.RecordAttempt(ctx, r)
+}
+
+// TestDeliveryCrashAfterSend (plan "duplicate delivery"): the record step
+// fails once after a 2xx; River's retry finds the lease ahead and ends;
+// after the lease the lease wake-up sends again with the same webhook-id,
+// and the row ends succeeded once.
+func TestDeliveryCrashAfterSend(t *testing.T) {
+	t.Parallel()
+	store := &failingStore{}
+	b := deliveryWorld(t, options{worker: true, realClock: true,
+		change: func(o *app.DeliveryOptions) { o.DeliveryTimeout = 2 * time.Second },
+		wrap: func(s app.DeliveryStore) app.DeliveryStore {
+			store.DeliveryStore = s
+			return store
+		}})
+	sub := b.sub
+	b.post(t, b.w.Alex, b.w.Eskalation, "at least once")
+	b.runRound(t)
+	got := b.recv.wait(t, 2)
+	eventually(t, "the second attempt is recorded", func() bool { return b.deliveries(t, sub)[0].Status == "succeeded" })
+	require.True(t, store.failed.Load())
+	require.Equal(t, got[0].id, got[1].id, "the same webhook-id twice")
+	row := b.deliveries(t, sub)[0]
+	require.Equal(t, row.EventID.String(), got[0].id)
+	require.Equal(t, 2, row.Attempt)
+	require.Len(t, b.recv.requests(), 2)
+	var errs int
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT count(*) FROM river_job WHERE kind = 'apps.webhook_deliver'
+		AND cardinality(errors) > 0`).Scan(&errs))
+	require.Equal(t, 1, errs, "the failed run returned its error to River")
+}
+
+// TestDeliveryDeletedDuringAttempt: a subscription deleted while the
+// receiver holds the request: the result is discarded without an error.
+func TestDeliveryDeletedDuringAttempt(t *testing.T) {
+	t.Parallel()
+	b, sub := withPending(t, options{}, "to a subscription about to go")
+	arrived, release := make(chan struct{}), make(chan struct{})
+	b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
+		close(arrived)
+		<-release
+		w.WriteHeader(http.StatusOK)
+	})
+	done := make(chan error, 1)
+	go func() { done <- b.d.Deliver(bg, sub) }()
+	<-arrived
+	require.NoError(t, b.w.Services.Webhooks.DeleteSubscription(b.robin(t), sub))
+	close(release)
+	require.NoError(t, <-done)
+	require.Empty(t, b.deliveries(t, sub))
+	require.Len(t, b.recv.requests(), 1)
+}
+
+// cancellingSender ends the job's context right after the receiver
+// answered: a worker shutting down while the answer is on its way.
+type cancellingSender struct {
+	app.WebhookSender
+	cancel context.CancelFunc
+}
+
+func (s *cancellingSender) Send(ctx context.Context, req app.SignedRequest) (app.SendResult, error) {
+	res, err := s.WebhookSender.Send(ctx, req)
+	s.cancel()
+	return res, err
+}
+
+// TestDeliveryCancelledAfterTheAnswerIsRecorded: a job cancelled after the
+// receiver answered records the answer instead of sending it twice, and
+// leaves the next head to a new job scheduled at once.
+func TestDeliveryCancelledAfterTheAnswerIsRecorded(t *testing.T) {
+	t.Parallel()
+	cs := &cancellingSender{}
+	b, sub := withPending(t, options{sender: func(s app.WebhookSender) app.WebhookSender {
+		cs.WebhookSender = s
+		return cs
+	}}, "answered while the worker stops")
+	b.post(t, b.w.Alex, b.w.Eskalation, "left to the next job")
+	b.runRound(t)
+	jobs := len(b.w.Scheduled(t, sub))
+	ctx, cancel := context.WithCancel(bg)
+	cs.cancel = cancel
+	require.NoError(t, b.d.Deliver(ctx, sub))
+
+	require.Len(t, b.recv.requests(), 1)
+	rows := b.deliveries(t, sub)
+	require.Equal(t, "succeeded", rows[0].Status)
+	require.Equal(t, "pending", rows[1].Status)
+	require.Zero(t, rows[1].Attempt)
+	scheduled := b.w.Scheduled(t, sub)
+	require.Len(t, scheduled, jobs+2, "the lease wake-up of the attempt and the next job")
+	require.Contains(t, scheduled, b.now(), "the next head is scheduled at once")
+}
