@@ -22,6 +22,27 @@ func configChecks() []config.Check {
 			", so a process signs with a promoted key only after every cached key set knows it"),
 		durationOrder("step_up_within_session", "identity.step_up_max_age", atMost, "identity.session_ttl", ""),
 		{
+			Name: "webhook_hosts_without_private",
+			Keys: []string{"webhook.allowed_hosts", "egress.allowed_hosts"},
+			Rule: "webhook.allowed_hosts entries name host[:port] only; allow_private belongs on egress.allowed_hosts",
+			Holds: func(v *config.Values) bool {
+				for _, e := range v.HostList("webhook.allowed_hosts") {
+					if e.AllowPrivate {
+						return false
+					}
+				}
+				return true
+			},
+		},
+		{
+			Name: "webhook_chain_within_job_timeout",
+			Keys: []string{"webhook.chain_max_duration", "webhook.delivery_timeout", "jobs.job_timeout"},
+			Rule: "webhook.chain_max_duration plus webhook.delivery_timeout must be below jobs.job_timeout, so a delivery job ends its chain before the job runtime cancels it",
+			Holds: func(v *config.Values) bool {
+				return v.Duration("webhook.chain_max_duration")+v.Duration("webhook.delivery_timeout") < v.Duration("jobs.job_timeout")
+			},
+		},
+		{
 			Name:  "chat_message_within_body",
 			Keys:  []string{"chat.message_max_bytes", "http.max_body_bytes"},
 			Rule:  "chat.message_max_bytes must be below http.max_body_bytes, so a message of the largest size fits into a request",

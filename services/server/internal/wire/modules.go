@@ -1,15 +1,21 @@
 package wire
 
 import (
+	"crypto/x509"
 	"errors"
+	"log/slog"
+	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"bothy/server/internal/apps/adapters/hmackey"
 	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	appspg "bothy/server/internal/apps/adapters/postgres"
+	"bothy/server/internal/apps/adapters/webhookhttp"
 	appsapp "bothy/server/internal/apps/app"
+	appsdomain "bothy/server/internal/apps/domain"
 	azpg "bothy/server/internal/authz/adapters/postgres"
 	azapp "bothy/server/internal/authz/app"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
@@ -24,6 +30,7 @@ import (
 	"bothy/server/internal/kernel/auditing"
 	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/secrets"
@@ -60,6 +67,9 @@ type Modules struct {
 	// (also the installation hooks of Apps).
 	Apps     *appsapp.Service
 	Webhooks *appsapp.WebhookService
+	// Deliveries is the delivery engine of outgoing webhooks: the handler of
+	// the consumer webhooks and the body of the job apps.webhook_deliver.
+	Deliveries *appsapp.Deliveries
 }
 
 // ModuleDeps are what BuildModules needs besides the configuration.
@@ -75,13 +85,21 @@ type ModuleDeps struct {
 	// Jobs inserts the modules' jobs (apps.webhook_deliver) in their units
 	// of work.
 	Jobs *jobs.Inserter
+	// Tracer receives the spans of outgoing deliveries (webhook.deliver).
+	Tracer trace.TracerProvider
+	// Logger receives the modules' log lines.
+	Logger *slog.Logger
+	// Resolver resolves the host names of webhook targets; nil means the
+	// system resolver. Tests and the demo pass a fake resolver (the egress
+	// guard still checks every address it returns).
+	Resolver egress.Resolver
 }
 
 // BuildModules builds every module from cfg. It opens nothing and starts
 // nothing; errors name the configuration key at fault.
 func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
-	if d.Pool == nil || d.Secrets == nil || d.Clock == nil || d.Meter == nil || d.Jobs == nil {
-		return nil, errors.New("wire: BuildModules needs a pool, a secret provider, a clock, a meter provider and a job inserter")
+	if d.Pool == nil || d.Secrets == nil || d.Clock == nil || d.Meter == nil || d.Jobs == nil || d.Tracer == nil || d.Logger == nil {
+		return nil, errors.New("wire: BuildModules needs a pool, a secret provider, a clock, a meter and a tracer provider, a job inserter and a logger")
 	}
 	m := &Modules{
 		Clock:      d.Clock,
@@ -144,10 +162,12 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	}, idOpts); err != nil {
 		return nil, err
 	}
+	hmacMaster := hmackey.New(d.Secrets, cfg.Webhook.HMACMasterKeyRef)
+	scheduler := appsjobs.NewScheduler(d.Jobs)
 	if m.Webhooks, err = appsapp.NewWebhookService(appsapp.WebhookDeps{
 		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Apps: appsStore, Subscriptions: appsStore,
-		Keys: m.Keys, Log: m.Log, MasterKey: hmackey.New(d.Secrets, cfg.Webhook.HMACMasterKeyRef),
-		Scheduler: appsjobs.NewScheduler(d.Jobs), Clock: d.Clock,
+		Keys: m.Keys, Log: m.Log, MasterKey: hmacMaster,
+		Scheduler: scheduler, Clock: d.Clock,
 	}, appsapp.WebhookOptions{
 		AllowedHosts: cfg.Webhook.AllowedHosts, PageSizeDefault: cfg.Webhook.PageSizeDefault, PageSizeMax: cfg.Webhook.PageSizeMax,
 	}); err != nil {
@@ -159,7 +179,76 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	}, appsapp.Options{AllowedHosts: cfg.Webhook.AllowedHosts}); err != nil {
 		return nil, err
 	}
+
+	// The delivery engine sends through the webhook egress client: hosts of
+	// webhook.allowed_hosts only, private addresses only by an
+	// egress.allowed_hosts entry with allow_private, https, no redirects,
+	// webhook.delivery_timeout per attempt (ADR 0022).
+	sender, err := newWebhookSender(cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	if m.Deliveries, err = appsapp.NewDeliveries(appsapp.DeliveryDeps{
+		UnitOfWork: m.UnitOfWork, Store: appspg.NewDeliveryStore(d.Pool), Events: m.Log, Authorizer: m.Authorizer,
+		Audit: m.Audit, Keys: m.Keys, State: m.Instance, Master: hmacMaster, Sender: sender, Scheduler: scheduler,
+		Clock: d.Clock, Logger: d.Logger,
+	}, appsapp.DeliveryOptions{
+		Retry: appsdomain.RetryConfig{
+			Base: cfg.Webhook.RetryBackoffBase, Cap: cfg.Webhook.RetryBackoffCap, MaxAge: cfg.Webhook.RetryMaxAge,
+		},
+		DeliveryTimeout:           cfg.Webhook.DeliveryTimeout,
+		MaxConsecutiveFailures:    cfg.Webhook.MaxConsecutiveFailures,
+		MaxPendingPerSubscription: cfg.Webhook.MaxPendingPerSubscription,
+		SecretRotationOverlap:     cfg.Webhook.SecretRotationOverlap,
+		ChainMaxDeliveries:        cfg.Webhook.ChainMaxDeliveries,
+		ChainMaxDuration:          cfg.Webhook.ChainMaxDuration,
+	}); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// newWebhookSender builds the egress client of purpose webhook and the
+// sender over it.
+func newWebhookSender(cfg *Config, d ModuleDeps) (*webhookhttp.Sender, error) {
+	roots, err := rootCAs(cfg.Egress.ExtraCAFile)
+	if err != nil {
+		return nil, err
+	}
+	client, err := egress.New(egress.Options{
+		Purpose:          "webhook",
+		Hosts:            egress.NewHostPolicy(cfg.Webhook.AllowedHosts),
+		Private:          cfg.Egress.AllowedHosts,
+		Schemes:          []string{"https"},
+		Redirects:        egress.RedirectNever,
+		Timeout:          cfg.Webhook.DeliveryTimeout,
+		MaxResponseBytes: cfg.Egress.MaxResponseBytes,
+		RootCAs:          roots,
+	}, egress.Deps{Resolver: d.Resolver, Meter: d.Meter, Logger: d.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return webhookhttp.NewSender(client, d.Tracer), nil
+}
+
+// rootCAs returns the system roots plus the PEM certificates of
+// egress.extra_ca_file when it is set.
+func rootCAs(extra string) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if extra == "" {
+		return pool, nil
+	}
+	pem, err := os.ReadFile(extra)
+	if err != nil {
+		return nil, errors.New("egress.extra_ca_file cannot be read")
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errors.New("egress.extra_ca_file holds no PEM certificate")
+	}
+	return pool, nil
 }
 
 // IdentityOptions returns the options of the identity module from cfg; an

@@ -14,8 +14,10 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/idempotency/idempotencypg"
+	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/httpserver"
 	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/otel"
@@ -84,6 +86,9 @@ type Deps struct {
 	Clock clock.Clock
 	// TraceWriter receives spans when otel.traces_exporter is stdout.
 	TraceWriter io.Writer
+	// Resolver resolves webhook target hosts; nil means the system
+	// resolver (the demo passes a fixed one).
+	Resolver egress.Resolver
 }
 
 // NewProcess assembles a process of role from cfg: telemetry, the database
@@ -126,10 +131,17 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 	}
 	if p.modules, err = BuildModules(cfg, ModuleDeps{
 		Pool: p.pool, Secrets: p.secrets, Clock: p.clock, Meter: p.meter(), Jobs: p.jobs.Inserter(),
+		Tracer: p.tracer(), Logger: p.log, Resolver: d.Resolver,
 	}); err != nil {
 		return nil, err
 	}
 	p.uow = p.modules.UnitOfWork
+	// Every role registers the delivery job (the api role inserts it on
+	// subscription changes and redeliveries); the worker roles also run the
+	// consumer webhooks, registered before the runner starts.
+	if err := appsjobs.RegisterWebhookDeliver(p.jobs, p.modules.Deliveries); err != nil {
+		return nil, err
+	}
 
 	if err := p.buildSync(); err != nil {
 		return nil, err
@@ -199,7 +211,7 @@ func (p *Process) buildSync() error {
 	if err != nil {
 		return err
 	}
-	p.consumers, err = syncapp.NewConsumers(syncapp.Deps{
+	consumers, err := syncapp.NewConsumers(syncapp.Deps{
 		UoW:         p.uow,
 		Events:      syncpg.NewLog(p.pool),
 		Cursors:     syncpg.NewCursors(p.pool, p.clock),
@@ -207,7 +219,14 @@ func (p *Process) buildSync() error {
 		Logger:      p.log,
 		Meter:       p.meter(),
 	}, syncapp.Options{BatchSize: p.cfg.Consumer.BatchSize, PollInterval: p.cfg.Consumer.PollInterval})
-	return err
+	if err != nil {
+		return err
+	}
+	if err := consumers.Register(eventsync.ConsumerWebhooks, p.modules.Deliveries); err != nil {
+		return err
+	}
+	p.consumers = consumers
+	return nil
 }
 
 func (p *Process) buildHTTP(ctx context.Context) error {
@@ -399,6 +418,19 @@ type keyRotation struct{}
 
 // Kind implements jobs.Args.
 func (keyRotation) Kind() string { return "instance.key_rotation" }
+
+// Runs reports whether the process runs the consumer name (roles worker and
+// all run every registered consumer).
+func (p *Process) Runs(name eventsync.ConsumerName) bool {
+	if p.consumers == nil {
+		return false
+	}
+	_, ok := p.consumers.Runner(name)
+	return ok
+}
+
+// Jobs returns the job runtime, for tests of the registrations.
+func (p *Process) Jobs() *jobs.Runtime { return p.jobs }
 
 // Modules returns the process's modules, for tests and operations commands.
 func (p *Process) Modules() *Modules { return p.modules }

@@ -12,8 +12,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	appsjobs "bothy/server/internal/apps/adapters/jobs"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/pg/pgtest"
 	"bothy/server/internal/platform/secrets/stack"
+	eventsync "bothy/server/internal/sync"
 	"bothy/server/internal/wire"
 )
 
@@ -58,4 +62,21 @@ func TestWorkerRoleHasConsumersAndAPIRoleHasNone(t *testing.T) {
 	t.Parallel()
 	require.NotNil(t, newProcess(t, wire.RoleWorker).Consumers())
 	require.Nil(t, newProcess(t, wire.RoleAPI).Consumers())
+}
+
+func TestWebhookConsumerRegisteredInWorkerRoles(t *testing.T) {
+	t.Parallel()
+	for role, runs := range map[wire.Role]bool{wire.RoleWorker: true, wire.RoleAll: true, wire.RoleAPI: false} {
+		require.Equal(t, runs, newProcess(t, role).Runs(eventsync.ConsumerWebhooks), role)
+	}
+}
+
+func TestWebhookJobRegistration(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, jobs.ValidateArgsType(appsjobs.WebhookDeliver{SubscriptionID: ids.New()}))
+	for _, role := range []wire.Role{wire.RoleAPI, wire.RoleWorker, wire.RoleAll} {
+		opts, ok := newProcess(t, role).Jobs().Registered(appsjobs.KindWebhookDeliver)
+		require.True(t, ok, "%s registers %s", role, appsjobs.KindWebhookDeliver)
+		require.Equal(t, jobs.QueueDelivery, opts.Queue, role)
+	}
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	appspg "bothy/server/internal/apps/adapters/postgres"
@@ -153,7 +154,7 @@ func NewServices(t testing.TB, db *pgtest.DB, clk *clock.Fake, change func(*wire
 	require.NoError(t, err)
 	rt := NewJobs(t, db)
 	mods, err := wire.BuildModules(cfg, wire.ModuleDeps{Pool: db.App, Secrets: sp, Clock: clk, Meter: noop.NewMeterProvider(),
-		Jobs: rt.Inserter()})
+		Jobs: rt.Inserter(), Tracer: tracenoop.NewTracerProvider(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	s := &Services{Modules: mods, DB: db, Config: cfg, AppsStore: appspg.New(db.App), Jobs: rt}
 	// The signing keys a process ensures at start: new webhook
