@@ -38,6 +38,10 @@ func TestCheck(t *testing.T) {
 		{"platform uses the kernel", Package{ImportPath: m + "internal/platform/pg", Imports: []string{m + "internal/kernel/txn", m + "migrations", "github.com/jackc/pgx/v5"}}, ""},
 		{"domain imports no platform package", Package{ImportPath: m + "internal/chat/domain", Imports: []string{m + "internal/platform/pg"}}, "domain packages import only the standard library and internal/kernel"},
 		{"domain imports no third-party library", Package{ImportPath: m + "internal/chat/domain", Imports: []string{"github.com/jackc/pgx/v5"}}, "domain packages of a module import only the standard library"},
+		{"domain may use golang.org/x/crypto (domain_libraries)", Package{ImportPath: m + "internal/identity/domain", Imports: []string{"golang.org/x/crypto/argon2", "crypto/subtle"}}, ""},
+		{"a domain library matches whole path elements only", Package{ImportPath: m + "internal/identity/domain", Imports: []string{"golang.org/x/cryptobyte"}}, "domain packages of a module import only the standard library, internal/kernel and the domain_libraries"},
+		{"domain imports no YAML library", Package{ImportPath: m + "internal/authz/domain", Imports: []string{"go.yaml.in/yaml/v3"}}, "domain packages of a module import only the standard library"},
+		{"the port imports no domain library", Package{ImportPath: m + "internal/identity", Imports: []string{"golang.org/x/crypto/argon2"}}, "port packages of a module import only the standard library and internal/kernel"},
 		{"domain tests may use testify", Package{ImportPath: m + "internal/chat/domain", Imports: []string{"strings", m + "internal/kernel/errs"}, XTestImports: []string{"github.com/stretchr/testify/require", m + "internal/chat/domain"}}, ""},
 		{"domain imports no app of its module", Package{ImportPath: m + "internal/chat/domain", Imports: []string{m + "internal/chat/app"}}, "their port and their domain"},
 		{"the port imports no third-party library", Package{ImportPath: m + "internal/sync", Imports: []string{"github.com/jackc/pgx/v5"}}, "port packages of a module import only"},
@@ -45,7 +49,7 @@ func TestCheck(t *testing.T) {
 		{"the port imports nothing of its own internals", Package{ImportPath: m + "internal/apps", Imports: []string{m + "internal/apps/domain"}}, "the port imports only"},
 		{"use cases never import adapters", Package{ImportPath: m + "internal/apps/app", Imports: []string{m + "internal/apps/adapters/postgres"}}, "never import adapters"},
 		{"httpapi adapters use the generated api", Package{ImportPath: m + "internal/apps/adapters/httpapi", Imports: []string{m + "api"}}, ""},
-		{"use cases do not use the generated api", Package{ImportPath: m + "internal/apps/app", Imports: []string{m + "api"}}, "only internal/*/adapters/httpapi, internal/wire, cmd may import module api"},
+		{"use cases do not use the generated api", Package{ImportPath: m + "internal/apps/app", Imports: []string{m + "api"}}, "only internal/*/adapters/httpapi, internal/wire, cmd, test/harness may import module api"},
 		{"wire uses everything", Package{ImportPath: m + "internal/wire", Imports: []string{m + "internal/apps/adapters/postgres", m + "internal/chat/app", m + "api", m + "migrations"}}, ""},
 		{"cmd uses everything", Package{ImportPath: m + "cmd/bothy", Imports: []string{m + "internal/wire", m + "internal/apps/domain"}}, ""},
 		{"nothing imports the assembly", Package{ImportPath: m + "internal/apps/app", Imports: []string{m + "internal/wire"}}, "assembly module wire"},
@@ -62,6 +66,9 @@ func TestCheck(t *testing.T) {
 		{"a module's test harness is for tests only", Package{ImportPath: m + "internal/chat/app", Imports: []string{m + "internal/authz/authztest"}}, "internal/authz/authztest is a test harness"},
 		{"domain may use its own port", Package{ImportPath: m + "internal/instance/domain", Imports: []string{m + "internal/instance"}}, ""},
 		{"the generated api uses platform", Package{ImportPath: m + "api", Imports: []string{m + "internal/platform/httpserver", m + "internal/kernel/errs"}}, ""},
+		{"the test harness assembles a process with the generated api", Package{ImportPath: m + "test/harness", Imports: []string{m + "api", m + "internal/wire", m + "internal/apps/adapters/postgres", m + "internal/platform/pg/pgtest"}}, ""},
+		{"module tests use the test harness", Package{ImportPath: m + "internal/apps/app", XTestImports: []string{m + "test/harness"}}, ""},
+		{"production code never imports the test harness", Package{ImportPath: m + "internal/apps/app", Imports: []string{m + "test/harness"}}, "test/harness is a test harness, for tests only"},
 		{"a package outside every module is refused", Package{ImportPath: m + "internal/billing"}, "belongs to no module"},
 		{"packages of other Go modules are not checked", Package{ImportPath: "example.com/other", Imports: []string{m + "internal/apps/domain"}}, ""},
 	}
@@ -91,6 +98,8 @@ func TestParseConfigRejects(t *testing.T) {
 		{"two modules on one path", "module: x\nmodules:\n  a: {path: a}\n  b: {path: a}\n", "share the path a"},
 		{"a module without a path", "module: x\nmodules:\n  a: {kind: shared}\n", "has no path"},
 		{"no modules", "module: x\n", "required"},
+		{"a standard library package as domain library", "module: x\ndomain_libraries: [encoding/json]\nmodules:\n  a: {path: a}\n", `entry "encoding/json" is no third-party import path`},
+		{"a package of the module as domain library", "module: example.com/x\ndomain_libraries: [example.com/x/a]\nmodules:\n  a: {path: a}\n", `entry "example.com/x/a" is no third-party import path`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
