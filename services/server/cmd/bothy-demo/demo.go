@@ -19,8 +19,8 @@ import (
 
 	identitypg "bothy/server/internal/identity/adapters/postgres"
 	identityapp "bothy/server/internal/identity/app"
-	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/platform/config"
 	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/pg"

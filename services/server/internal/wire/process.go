@@ -15,9 +15,9 @@ import (
 
 	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	"bothy/server/internal/kernel/clock"
-	"bothy/server/internal/kernel/idempotency/idempotencypg"
 	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/httpserver"
+	"bothy/server/internal/platform/idempotencypg"
 	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/pg"

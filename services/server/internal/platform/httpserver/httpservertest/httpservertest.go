@@ -24,8 +24,8 @@ import (
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
-	"bothy/server/internal/kernel/idempotency/idempotencypg"
 	"bothy/server/internal/platform/httpserver"
+	"bothy/server/internal/platform/idempotencypg"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
