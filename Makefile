@@ -27,6 +27,11 @@ build: ## Build the bothy binary into bin/.
 run: pg-install build ## Build, provision PostgreSQL 18, create secrets, migrate and serve role all on 127.0.0.1:8080.
 	tools/dev/run.sh
 
+.PHONY: demo
+demo: pg-install build ## Show outgoing webhooks end to end: throwaway PostgreSQL, server and HTTPS receiver, every delivery verified; stops by itself.
+	cd $(SERVER) && $(GO) build -trimpath -o $(BIN)/bothy-demo ./cmd/bothy-demo
+	tools/demo/demo.sh
+
 .PHONY: pg-stop
 pg-stop: ## Stop the local PostgreSQL cluster of `make run` (its data stays in .local/pg).
 	tools/pg/cluster.sh stop $(LOCAL)/pg

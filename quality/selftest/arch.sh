@@ -44,6 +44,12 @@ expect_fail "a domain package imports platform" gate
 expect_output "domain packages import only the standard library" "the domain rule is named"
 unplant
 
+mkdir -p "$s/internal/chat/domain"
+printf '// Package domain is planted by the arch self-test.\npackage domain\n\nimport _ "go.yaml.in/yaml/v3"\n' >"$s/internal/chat/domain/planted.go"
+expect_fail "a domain package imports a library outside domain_libraries" gate
+expect_output "import only the standard library, internal/kernel and the domain_libraries" "the domain library rule is named"
+unplant
+
 pkg internal/apps
 pkg internal/chat internal/apps
 expect_fail "chat imports apps (no such edge)" gate

@@ -23,7 +23,10 @@ lock
 expect_fail "an edit of a merged migration after make migrations-lock" gate
 git -C "$r" checkout -q -- .
 
-next=$(printf '%05d' $((10#${first%%_*} + $(cd "$r/migrations" && ls [0-9]*.sql | wc -l))))
+# The number after the highest one: the ranges of the modules leave gaps,
+# so first + count may be taken.
+last=$(cd "$r/migrations" && ls [0-9]*.sql | tail -1)
+next=$(printf '%05d' $((10#${last%%_*} + 1)))
 new=$r/migrations/${next}_widgets.sql
 printf -- '-- +goose Up\nCREATE TABLE widgets (id uuid PRIMARY KEY);\n\n-- +goose Down\nDROP TABLE widgets;\n' >"$new"
 lock

@@ -106,16 +106,18 @@ func TestCheckFindsEachDefect(t *testing.T) {
 			problem: "schema Id example does not validate: /: string doesn't match the format",
 		},
 		{
+			// Foreign to the contract, yet no one's real host (the repository's
+			// white label): a documentation address and a .localhost domain.
 			name:    "a foreign host",
 			old:     "https://hooks.example.com/bothy/events-v2",
-			new:     "https://hooks.example.org/bothy/events-v2",
-			problem: "host hooks.example.org is not under example.com",
+			new:     "https://192.0.2.10/bothy/events-v2",
+			problem: "host 192.0.2.10 is not under example.com",
 		},
 		{
 			name:    "a foreign address",
 			old:     "          example: sam@example.com\n",
-			new:     "          example: sam@example.net\n",
-			problem: "address domain example.net is not example.com",
+			new:     "          example: sam@mail.localhost\n",
+			problem: "address domain mail.localhost is not example.com",
 		},
 		{
 			name:    "an em dash",

@@ -8,7 +8,8 @@
 //   - the kernel imports nothing of platform or the modules; platform
 //     imports no module;
 //   - domain and port packages import only the standard library and
-//     internal/kernel (ports also the ports they use);
+//     internal/kernel (ports also the ports they use; domain packages also
+//     the domain_libraries modules.yaml lists);
 //   - use cases (app) never import their adapters;
 //   - restricted packages (the generated api) are imported only by the
 //     importers modules.yaml names; test-only packages only by tests;

@@ -23,6 +23,11 @@ type Config struct {
 	// TestOnly are globs over relative package paths (each also matching
 	// subpackages) of packages only tests and test-only packages import.
 	TestOnly []string `yaml:"test_only"`
+	// DomainLibraries are the third-party import paths (each also matching
+	// the packages below it) that domain packages may import besides the
+	// standard library: pure computation without I/O, such as
+	// golang.org/x/crypto. Ports stay limited to the standard library.
+	DomainLibraries []string `yaml:"domain_libraries"`
 	// Modules maps a module name to its rules.
 	Modules map[string]*Module `yaml:"modules"`
 }
@@ -52,6 +57,11 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	if c.Module == "" || len(c.Modules) == 0 {
 		return nil, fmt.Errorf("modules.yaml: module and modules are required")
+	}
+	for _, lib := range c.DomainLibraries {
+		if _, inModule := c.relative(lib); inModule || isStd(lib) || strings.HasSuffix(lib, "/") {
+			return nil, fmt.Errorf("modules.yaml: domain_libraries entry %q is no third-party import path", lib)
+		}
 	}
 	paths := map[string]string{}
 	for name, m := range c.Modules {
@@ -204,8 +214,11 @@ func (c *Config) checkImport(from place, imp string) (Violation, bool) {
 	// the kernel, third-party libraries included.
 	limited := from.mod.Kind == KindModule && (from.part == "domain" || from.part == "port")
 	if !inModule {
-		if isStd(imp) || !limited {
+		if isStd(imp) || !limited || from.part == "domain" && c.isDomainLibrary(imp) {
 			return v, false
+		}
+		if from.part == "domain" {
+			return bad("domain packages of a module import only the standard library, internal/kernel and the domain_libraries of architecture/modules.yaml")
 		}
 		return bad("%s packages of a module import only the standard library and internal/kernel", partName(from))
 	}
@@ -263,6 +276,17 @@ func (c *Config) checkInside(from, to place, v Violation) (Violation, bool) {
 		return v, true
 	}
 	return v, false
+}
+
+// isDomainLibrary reports whether imp is a domain library or a package
+// below one.
+func (c *Config) isDomainLibrary(imp string) bool {
+	for _, lib := range c.DomainLibraries {
+		if imp == lib || strings.HasPrefix(imp, lib+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Config) isTestOnly(rel string) bool {

@@ -27,7 +27,7 @@ CREATE INDEX audit_events_resource_idx ON audit_events (resource_kind, resource_
 GRANT SELECT, INSERT, UPDATE, DELETE ON audit_events TO bothy_app;
 
 COMMENT ON TABLE audit_events IS
-    'Audit trail of allowed changes and denials (kernel/auditing). Retention class: audit.';
+    'Audit trail of allowed changes and denials (kernel/auditing). retention: audit';
 
 -- +goose Down
 DROP TABLE audit_events;

@@ -27,7 +27,7 @@ CREATE INDEX idempotency_keys_expires_at_idx ON idempotency_keys (expires_at);
 GRANT SELECT, INSERT, UPDATE, DELETE ON idempotency_keys TO bothy_app;
 
 COMMENT ON TABLE idempotency_keys IS
-    'Idempotency-Key reservations and stored responses (kernel/idempotency). Retention class: ephemeral (deleted after expires_at = created_at + idempotency.key_ttl).';
+    'Idempotency-Key reservations and stored responses (kernel/idempotency). retention: transient (deleted after expires_at = created_at + idempotency.key_ttl)';
 
 -- +goose Down
 DROP TABLE idempotency_keys;

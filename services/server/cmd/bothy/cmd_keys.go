@@ -12,7 +12,7 @@ import (
 	"bothy/server/internal/instance/adapters/postgres"
 	"bothy/server/internal/instance/app"
 	"bothy/server/internal/instance/domain"
-	"bothy/server/internal/kernel/auditing/auditpg"
+	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/wire"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"bothy/server/internal/identity/adapters/postgres"
 	"bothy/server/internal/identity/app"
-	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/secrets"
 	"bothy/server/internal/platform/secrets/stack"

@@ -16,6 +16,10 @@ func httpConfigKeys() []config.Key {
 			Doc: "Address of the operator listener with metrics and health endpoints, in every role; keep it off the public network."},
 		{Name: "http.read_header_timeout", Kind: config.KindDuration, Default: "10s", Min: "0s", MinExclusive: true, Max: "5m", Chapter: chapter06,
 			Doc: "Time a client has to send the request headers, against slow-header attacks."},
+		{Name: "http.request_timeout", Kind: config.KindDuration, Default: "30s", Min: "1s", Max: "10m", Chapter: chapter06,
+			Doc: "Deadline of the work behind one API request; a handler past it is cancelled and its unit of work rolled back."},
+		{Name: "http.readiness_timeout", Kind: config.KindDuration, Default: "2s", Min: "100ms", Max: "1m", Chapter: chapter02,
+			Doc: "Time /readyz waits for the database before it answers 503."},
 		{Name: "http.max_body_bytes", Kind: config.KindByteSize, Default: "1MiB", Min: "1KiB", Max: "64MiB", Chapter: chapter06,
 			Doc: "Largest request body the API reads; a larger one is answered with 413 payload_too_large."},
 		{Name: "http.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
@@ -43,6 +47,10 @@ type HTTPConfig struct {
 	MaxBodyBytes int64 `config:"http.max_body_bytes"`
 	// ShutdownTimeout is http.shutdown_timeout.
 	ShutdownTimeout time.Duration `config:"http.shutdown_timeout"`
+	// RequestTimeout is http.request_timeout.
+	RequestTimeout time.Duration `config:"http.request_timeout"`
+	// ReadinessTimeout is http.readiness_timeout.
+	ReadinessTimeout time.Duration `config:"http.readiness_timeout"`
 	// CursorKeyRef is http.cursor_key_ref, placeholders resolved.
 	CursorKeyRef string `config:"http.cursor_key_ref"`
 	// IdempotencyKeyTTL is idempotency.key_ttl.

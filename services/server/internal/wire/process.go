@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric"
@@ -16,9 +15,9 @@ import (
 
 	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	"bothy/server/internal/kernel/clock"
-	"bothy/server/internal/kernel/idempotency/idempotencypg"
 	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/httpserver"
+	"bothy/server/internal/platform/idempotencypg"
 	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/pg"
@@ -244,7 +243,8 @@ func (p *Process) buildHTTP(ctx context.Context) error {
 		return err
 	}
 	p.api, err = httpserver.New(httpserver.Options{
-		MaxBodyBytes: p.cfg.HTTP.MaxBodyBytes,
+		MaxBodyBytes:   p.cfg.HTTP.MaxBodyBytes,
+		RequestTimeout: p.cfg.HTTP.RequestTimeout,
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: p.cfg.RateLimit.PublicAuth.PerMinute, Burst: p.cfg.RateLimit.PublicAuth.Burst},
 		},
@@ -374,7 +374,7 @@ func (p *Process) livez(w http.ResponseWriter, _ *http.Request) {
 // this build is applied, so a load balancer never routes to a process that
 // runs against an old schema.
 func (p *Process) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.HTTP.ReadinessTimeout)
 	defer cancel()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	st, err := pg.Status(ctx, p.pool)

@@ -189,6 +189,6 @@ func TestResumeInstallationMakesHeadsDue(t *testing.T) {
 	require.Equal(t, now, w.Delivery(t, head.ID).NextAttemptAt, "the head is due now")
 	require.Equal(t, later, w.Delivery(t, next.ID).NextAttemptAt, "only the head")
 	require.Equal(t, later, w.Delivery(t, waiting.ID).NextAttemptAt, "a paused subscription keeps waiting")
-	require.Equal(t, []time.Time{now}, w.Scheduled(t, sub.ID))
+	require.Equal(t, []time.Time{webhookstest.AtOnce}, w.Scheduled(t, sub.ID))
 	require.Empty(t, w.Scheduled(t, pausedSub.ID))
 }

@@ -97,20 +97,31 @@ func (w *World) Delivery(t testing.TB, id ids.ID) apps.Delivery {
 	return d
 }
 
-// Scheduled returns the scheduled_at of every apps.webhook_deliver job of
-// the subscription, oldest first.
+// AtOnce stands in Scheduled's result for a job that is due at once: the job
+// runtime inserts a job whose time is not in the future as available, with
+// River's own insert time, so only its being due is meaningful.
+var AtOnce = time.Time{}
+
+// Scheduled returns, for every apps.webhook_deliver job of the subscription,
+// its scheduled_at when it waits for a future time, or AtOnce when it was
+// inserted due at once; jobs due at once come first, then the others oldest
+// first.
 func (w *World) Scheduled(t testing.TB, subscription ids.ID) []time.Time {
 	t.Helper()
 	rows, err := w.Services.DB.App.Query(context.Background(), `
-		SELECT scheduled_at FROM river_job
+		SELECT state = 'scheduled', scheduled_at FROM river_job
 		WHERE kind = 'apps.webhook_deliver' AND args->>'subscription_id' = $1
-		ORDER BY scheduled_at, id`, subscription.String())
+		ORDER BY state = 'scheduled', scheduled_at, id`, subscription.String())
 	require.NoError(t, err)
 	defer rows.Close()
 	out := []time.Time{}
 	for rows.Next() {
+		var future bool
 		var at time.Time
-		require.NoError(t, rows.Scan(&at))
+		require.NoError(t, rows.Scan(&future, &at))
+		if !future {
+			at = AtOnce
+		}
 		out = append(out, at.UTC())
 	}
 	require.NoError(t, rows.Err())

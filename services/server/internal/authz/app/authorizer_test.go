@@ -13,11 +13,11 @@ import (
 	"bothy/server/internal/authz/domain"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
 	"bothy/server/internal/kernel/actor"
-	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/auditing/audittest"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/auditpg"
 )
 
 func channel(space, id ids.ID) authorize.Resource {

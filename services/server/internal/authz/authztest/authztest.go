@@ -22,9 +22,9 @@ import (
 	chatpg "bothy/server/internal/chat/adapters/postgres"
 	chatdomain "bothy/server/internal/chat/domain"
 	"bothy/server/internal/kernel/actor"
-	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
 

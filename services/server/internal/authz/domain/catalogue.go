@@ -175,6 +175,8 @@ var catalogue = []Entry{
 	{Action: authorize.WebhookOutDeliver, ResourceKind: KindOfEvent, Right: RightRead, Subjects: appsOnly,
 		Effect: EffectRead, AppScope: ScopeEventsSubscribe, Author: AuthorNone, DeliveryCheck: true,
 		Doc: "receive check before every webhook delivery; also needs the scope of the event's receive action"},
+	{Action: authorize.InstanceSigningKeyRotate, ResourceKind: authorize.KindInstance, Right: RightSystem, Subjects: systemOnly,
+		Audit: true, Effect: EffectWrite, AppScope: ScopeNone, Author: AuthorNone, Doc: "automatic and operator rotation steps of the server signing keys"},
 	{Action: authorize.WebhookOutTransition, ResourceKind: authorize.KindApp, Right: RightSystem, Subjects: systemOnly,
 		Audit: true, Effect: EffectWrite, AppScope: ScopeNone, Author: AuthorNone, Doc: "automatic webhook subscription transitions (R-AZ-27)"},
 }

@@ -48,5 +48,17 @@ func Scopes() []Scope {
 	return out
 }
 
+// ScopeDoc returns what the grantable scope s allows, in a few words (the
+// "allows" column of docs/spec/05-actions.md 2.6); "" for ScopeNone and any
+// other string.
+func ScopeDoc(s Scope) string {
+	for _, d := range scopeDocs {
+		if d.scope == s {
+			return d.doc
+		}
+	}
+	return ""
+}
+
 // ValidScope reports whether s names a grantable app scope.
 func ValidScope(s string) bool { return slices.Contains(Scopes(), Scope(s)) }

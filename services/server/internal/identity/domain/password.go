@@ -201,8 +201,9 @@ const CodeTooShort = "too_short"
 // CheckPassword applies the password policy: at least minLength characters
 // (identity.password_min_length) of valid UTF-8. Length is the only rule:
 // composition rules make passwords weaker in practice (NIST SP 800-63B
-// 5.1.1.2). Errors: a validation_failed *errs.Error with pointer pointer and
-// code too_short or invalid_characters; it never contains the password.
+// section 5.1.1.2). Errors: a validation_failed *errs.Error with pointer
+// pointer and code too_short or invalid_characters; it never contains the
+// password.
 func CheckPassword(pointer, password string, minLength int) error {
 	if !utf8.ValidString(password) {
 		return errs.Validation(errs.Field(pointer, CodeInvalidCharacters))

@@ -18,10 +18,10 @@ import (
 	"bothy/server/internal/identity/app"
 	"bothy/server/internal/identity/domain"
 	"bothy/server/internal/kernel/actor"
-	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )

@@ -105,7 +105,7 @@ func TestEnsureCreatesTheInstanceAndOneActiveKeyPerPurposeOnce(t *testing.T) {
 		}
 		require.Equal(t, []string{kids[p]}, b.signerKids(t, b.env, p))
 	}
-	audit := audittest.List(t, b.db.App, audittest.Filter{Action: app.ActionRotate})
+	audit := audittest.List(t, b.db.App, audittest.Filter{Action: string(app.ActionRotate)})
 	require.Len(t, audit, 2)
 	for _, a := range audit {
 		require.Equal(t, "system", a.ActorKind)
@@ -122,7 +122,7 @@ func TestEnsureCreatesTheInstanceAndOneActiveKeyPerPurposeOnce(t *testing.T) {
 	for _, p := range instance.Purposes() {
 		require.Equal(t, map[string]string{kids[p]: "active"}, b.keyRows(t, p), "and every key, however old")
 	}
-	require.Len(t, audittest.List(t, b.db.App, audittest.Filter{Action: app.ActionRotate}), 2)
+	require.Len(t, audittest.List(t, b.db.App, audittest.Filter{Action: string(app.ActionRotate)}), 2)
 }
 
 // TestEnsureIsSafeWhenProcessesStartAtOnce starts several processes that
@@ -270,7 +270,7 @@ func TestRotationStates(t *testing.T) {
 	require.Len(t, pub, 1)
 
 	var steps []string
-	for _, a := range audittest.List(t, b.db.App, audittest.Filter{Action: app.ActionRotate}) {
+	for _, a := range audittest.List(t, b.db.App, audittest.Filter{Action: string(app.ActionRotate)}) {
 		if a.Details["purpose"] == string(w) {
 			steps = append(steps, a.Details["step"].(string))
 		}

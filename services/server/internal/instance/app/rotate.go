@@ -9,14 +9,15 @@ import (
 	"bothy/server/internal/instance/domain"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
+	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 )
 
 // ActionRotate is the audit action of every change of the signing keys: a
-// system action (proposed for the catalogue; the server itself acts, also
-// for `bothy keys rotate`, whose operator is no principal).
-const ActionRotate = "instance.signing_key.rotate"
+// system action of the catalogue (the server itself acts, also for
+// `bothy keys rotate`, whose operator is no principal).
+const ActionRotate = authorize.InstanceSigningKeyRotate
 
 // AppliedStep is a step of a rotation as it was carried out.
 type AppliedStep struct {
@@ -191,7 +192,7 @@ func rotationEntry(instanceID ids.ID, p instance.Purpose, a AppliedStep) auditin
 		details = append(details, auditing.Code("previous_kid", a.Previous))
 	}
 	return auditing.Entry{
-		Action:       ActionRotate,
+		Action:       string(ActionRotate),
 		Actor:        actor.System,
 		ResourceKind: "instance",
 		ResourceID:   instanceID,

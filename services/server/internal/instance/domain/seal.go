@@ -41,7 +41,9 @@ var (
 // sealed key copied to another row, or relabelled to another purpose, fails
 // to open instead of signing for something it was not made for.
 //
-// master must be MasterKeySize bytes; random supplies the nonce.
+// master must be MasterKeySize bytes; random supplies the nonce and must be
+// a cryptographically secure source (the instance service uses
+// crypto/rand.Reader).
 func SealPrivateKey(master []byte, kid string, p instance.Purpose, key ed25519.PrivateKey, random io.Reader) ([]byte, error) {
 	aead, err := newAEAD(master)
 	if err != nil {
@@ -50,12 +52,18 @@ func SealPrivateKey(master []byte, kid string, p instance.Purpose, key ed25519.P
 	if len(key) != ed25519.PrivateKeySize {
 		return nil, ErrSealed
 	}
-	out := make([]byte, 1+aead.NonceSize(), sealOverhead+ed25519.SeedSize)
-	out[0] = sealVersion
-	if _, err := io.ReadFull(random, out[1:]); err != nil {
+	// A fresh random 96-bit nonce for every seal, never a fixed or counted
+	// one: GCM with a repeated nonce under one key loses confidentiality and
+	// integrity. Random nonces are safe far beyond the few keys one master
+	// key ever seals (NIST SP 800-38D, section 8.3, allows 2^32 seals).
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := io.ReadFull(random, nonce); err != nil {
 		return nil, ErrRandom
 	}
-	return aead.Seal(out, out[1:], key.Seed(), additionalData(kid, p)), nil
+	out := make([]byte, 0, sealOverhead+ed25519.SeedSize)
+	out = append(out, sealVersion)
+	out = append(out, nonce...)
+	return aead.Seal(out, nonce, key.Seed(), additionalData(kid, p)), nil
 }
 
 // OpenPrivateKey decrypts a key sealed by SealPrivateKey with the same

@@ -61,6 +61,24 @@ func TestSealedKeyDoesNotOpenWithAnythingElse(t *testing.T) {
 	}
 }
 
+func TestEverySealTakesAFreshNonceFromRandom(t *testing.T) {
+	t.Parallel()
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	chosen := []byte("twelve-bytes")
+	sealed, err := domain.SealPrivateKey(master(1), "kid-a", instance.PurposeWebhookOut, key, bytes.NewReader(chosen))
+	require.NoError(t, err)
+	require.Equal(t, chosen, sealed[1:1+len(chosen)], "the nonce is what random gave, stored after the version byte")
+
+	again, err := domain.SealPrivateKey(master(1), "kid-a", instance.PurposeWebhookOut, key, rand.Reader)
+	require.NoError(t, err)
+	require.NotEqual(t, sealed[1:1+len(chosen)], again[1:1+len(chosen)], "two seals of one key use two nonces")
+	require.NotEqual(t, sealed[1+len(chosen):], again[1+len(chosen):], "so the ciphertexts differ too")
+	opened, err := domain.OpenPrivateKey(master(1), "kid-a", instance.PurposeWebhookOut, again)
+	require.NoError(t, err)
+	require.True(t, key.Equal(opened))
+}
+
 func TestSealNeedsAGoodMasterKeyAndRandomness(t *testing.T) {
 	t.Parallel()
 	_, key, err := ed25519.GenerateKey(rand.Reader)

@@ -7,6 +7,9 @@ package authorize
 const (
 	InstanceDiscoveryRead Action = "instance.discovery.read"
 	InstanceRead          Action = "instance.read"
+	// InstanceSigningKeyRotate is the system action that audits every change
+	// of the server signing keys (creation, promotion, retirement).
+	InstanceSigningKeyRotate Action = "instance.signing_key.rotate"
 
 	SessionCreate       Action = "identity.session.create"
 	SessionDelete       Action = "identity.session.delete"

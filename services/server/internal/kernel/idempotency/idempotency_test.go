@@ -36,13 +36,17 @@ func TestValidKey(t *testing.T) {
 	}
 }
 
+// unrelatedKey is a context key of another package, so the test can derive a
+// context that carries one more value.
+type unrelatedKey struct{}
+
 func TestMarkOneTimeSecret(t *testing.T) {
 	t.Parallel()
 	idempotency.MarkOneTimeSecret(context.Background()) // no idempotent request: nothing happens
 
 	ctx, marked := idempotency.Watch(context.Background())
 	require.False(t, marked())
-	idempotency.MarkOneTimeSecret(context.WithValue(ctx, struct{}{}, 1))
+	idempotency.MarkOneTimeSecret(context.WithValue(ctx, unrelatedKey{}, 1))
 	require.True(t, marked(), "a derived context marks the same request")
 
 	_, other := idempotency.Watch(context.Background())

@@ -20,6 +20,88 @@ const (
 	never
 )
 
+// No test names a real host (the white label of quality/README.md). A
+// public address is built by prefix arithmetic next to a documentation
+// range, range edges are computed from the prefixes, and the IPv6 forms
+// that embed an IPv4 address are built from their IPv4 address.
+var (
+	// publicV4 and publicV6 stand for any globally routable unicast address:
+	// the address just below TEST-NET-1 (RFC 5737) and the one just below
+	// 2001:db8::/32 (RFC 3849).
+	publicV4 = before("192.0.2.0/24")
+	publicV6 = before("2001:db8::/32")
+)
+
+// before returns the address just below prefix p.
+func before(p string) netip.Addr { return netip.MustParsePrefix(p).Masked().Addr().Prev() }
+
+// after returns the address just above prefix p.
+func after(p string) netip.Addr { return last(p).Next() }
+
+// last returns the highest address of prefix p: all host bits set.
+func last(p string) netip.Addr {
+	pre := netip.MustParsePrefix(p).Masked()
+	b := pre.Addr().AsSlice()
+	for i := pre.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// around returns the addresses just below and just above each prefix.
+func around(ps ...string) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, before(p).String(), after(p).String())
+	}
+	return out
+}
+
+// mapped returns the IPv4-mapped form ::ffff:a.b.c.d of v4.
+func mapped(v4 netip.Addr) netip.Addr { return netip.AddrFrom16(v4.As16()) }
+
+// in96 returns v4 in the last 32 bits of the /96 prefix p: the
+// IPv4-compatible form for ::/96, the NAT64 form for 64:ff9b::/96 (RFC 6052).
+func in96(p string, v4 netip.Addr) netip.Addr {
+	b := netip.MustParsePrefix(p).Addr().As16()
+	v := v4.As4()
+	copy(b[12:], v[:])
+	return netip.AddrFrom16(b)
+}
+
+// sixToFour returns the 6to4 address of v4 (RFC 3056): 2002, the 32 bits
+// of v4, then ::1.
+func sixToFour(v4 netip.Addr) netip.Addr {
+	b := [16]byte{0x20, 0x02}
+	v := v4.As4()
+	copy(b[2:6], v[:])
+	b[15] = 1
+	return netip.AddrFrom16(b)
+}
+
+// teredo returns the Teredo address of a client behind server (RFC 4380):
+// 2001:0000, the server's IPv4, flags 8000, an obscured port, and the
+// client's IPv4 with every bit inverted.
+func teredo(server, client netip.Addr) netip.Addr {
+	b := [16]byte{0: 0x20, 1: 0x01, 8: 0x80, 10: 0x63, 11: 0xbf}
+	sv, cv := server.As4(), client.As4()
+	copy(b[4:8], sv[:])
+	for i, c := range cv {
+		b[12+i] = ^c
+	}
+	return netip.AddrFrom16(b)
+}
+
+// strs returns the text forms of addrs.
+func strs(addrs ...netip.Addr) []string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = a.String()
+	}
+	return out
+}
+
 func TestPermittedAddressRanges(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -28,7 +110,10 @@ func TestPermittedAddressRanges(t *testing.T) {
 		want  class
 	}{
 		// IPv4
-		{"public IPv4 addresses pass", []string{"1.1.1.1", "8.8.8.8", "93.184.215.14", "223.255.255.255", "100.63.255.255", "100.128.0.0", "172.15.255.255", "172.32.0.0", "198.17.255.255", "198.20.0.0"}, public},
+		{"a public IPv4 address passes", strs(publicV4), public},
+		{"the IPv4 addresses next to each refused range pass", append(strs(after("0.0.0.0/8"), before("224.0.0.0/4")), around(
+			"10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24",
+			"192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24")...), public},
 		{"this network 0.0.0.0/8 is never reached", []string{"0.0.0.0", "0.0.0.1", "0.255.255.255"}, never},
 		{"RFC 1918 10/8 is private", []string{"10.0.0.0", "10.1.2.3", "10.255.255.255"}, private},
 		{"RFC 1918 172.16/12 is private", []string{"172.16.0.0", "172.20.1.1", "172.31.255.255"}, private},
@@ -47,26 +132,30 @@ func TestPermittedAddressRanges(t *testing.T) {
 		{"limited broadcast is never reached", []string{"255.255.255.255"}, never},
 
 		// IPv6
-		{"public IPv6 addresses pass", []string{"2606:4700:4700::1111", "2a00:1450:4001:80b::200e", "2001:4860:4860::8888", "3ffe::1", "2c0f:fb50::1"}, public},
+		{"a public IPv6 address passes", strs(publicV6), public},
+		{"the former 6bone 3ffe::/16 passes", []string{"3ffe::1"}, public},
+		{"the edges of 2000::/3 pass", strs(netip.MustParsePrefix("2000::/3").Addr(), last("2000::/3")), public},
+		{"the IPv6 addresses next to each refused range inside 2000::/3 pass", around("2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20"), public},
+		{"the IPv6 addresses next to 2000::/3 are private", strs(before("2000::/3"), after("2000::/3")), private},
 		{"unspecified :: is never reached", []string{"::"}, never},
 		{"loopback ::1 is private", []string{"::1"}, private},
-		{"IPv4-mapped forms take the verdict of their IPv4 (public)", []string{"::ffff:8.8.8.8", "::ffff:1.1.1.1"}, public},
+		{"IPv4-mapped forms take the verdict of their IPv4 (public)", strs(mapped(publicV4), mapped(after("10.0.0.0/8"))), public},
 		{"IPv4-mapped forms take the verdict of their IPv4 (private)", []string{"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:192.168.1.1"}, private},
 		{"IPv4-mapped forms take the verdict of their IPv4 (never)", []string{"::ffff:0.0.0.0", "::ffff:224.0.0.1", "::ffff:255.255.255.255"}, never},
-		{"IPv4-compatible forms are at least private", []string{"::8.8.8.8", "::127.0.0.1", "::10.0.0.1", "::240.0.0.1"}, private},
+		{"IPv4-compatible forms are at least private", append(strs(in96("::/96", publicV4)), "::127.0.0.1", "::10.0.0.1", "::240.0.0.1"), private},
 		{"IPv4-compatible forms of never-reached IPv4 are never reached", []string{"::224.0.0.1", "::0.0.0.2", "::255.255.255.255"}, never},
-		{"NAT64 64:ff9b::/96 with a public IPv4 passes", []string{"64:ff9b::8.8.8.8", "64:ff9b::1.1.1.1"}, public},
+		{"NAT64 64:ff9b::/96 with a public IPv4 passes", strs(in96("64:ff9b::/96", publicV4), in96("64:ff9b::/96", after("10.0.0.0/8"))), public},
 		{"NAT64 64:ff9b::/96 with a refused IPv4 is refused", []string{"64:ff9b::127.0.0.1", "64:ff9b::10.0.0.1", "64:ff9b::169.254.169.254", "64:ff9b::192.0.2.1"}, private},
 		{"NAT64 64:ff9b::/96 with multicast is never reached", []string{"64:ff9b::224.0.0.1"}, never},
-		{"local-use NAT64 64:ff9b:1::/48 is private", []string{"64:ff9b:1::8.8.8.8", "64:ff9b:1:ffff::1"}, private},
+		{"local-use NAT64 64:ff9b:1::/48 is private", append(strs(in96("64:ff9b:1::/96", publicV4)), "64:ff9b:1:ffff::1"), private},
 		{"discard-only 100::/64 is private", []string{"100::", "100::ffff:ffff:ffff:ffff"}, private},
-		{"6to4 2002::/16 with a public IPv4 passes", []string{"2002:808:808::1", "2002:101:101::"}, public},
+		{"6to4 2002::/16 with a public IPv4 passes", strs(sixToFour(publicV4), sixToFour(after("10.0.0.0/8"))), public},
 		{"6to4 2002::/16 with a refused IPv4 is refused", []string{"2002:7f00:1::1", "2002:a00:1::", "2002:a9fe:a9fe::1", "2002:c0a8:101::1"}, private},
 		{"6to4 2002::/16 with multicast is never reached", []string{"2002:e000:1::1"}, never},
 		// Teredo: server IPv4 in bits 32 to 63, client IPv4 inverted in bits 96 to 127.
-		{"Teredo 2001::/32 with public server and client passes", []string{"2001:0:4136:e378:8000:63bf:f7f7:f7f7"}, public},
-		{"Teredo 2001::/32 with a private client is refused", []string{"2001:0:4136:e378:8000:63bf:80ff:fffe", "2001:0:4136:e378::f5ff:fffe"}, private},
-		{"Teredo 2001::/32 with a private server is refused", []string{"2001:0:a00:1:8000:63bf:f7f7:f7f7"}, private},
+		{"Teredo 2001::/32 with public server and client passes", strs(teredo(publicV4, after("10.0.0.0/8"))), public},
+		{"Teredo 2001::/32 with a private client is refused", strs(teredo(publicV4, netip.MustParseAddr("127.0.0.1")), teredo(publicV4, netip.MustParseAddr("10.0.0.1"))), private},
+		{"Teredo 2001::/32 with a private server is refused", strs(teredo(netip.MustParseAddr("10.0.0.1"), publicV4)), private},
 		{"other IETF protocol assignments 2001::/23 are private", []string{"2001:2::1", "2001:10::1", "2001:1ff:ffff::1"}, private},
 		{"documentation 2001:db8::/32 is private", []string{"2001:db8::", "2001:db8::1", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"}, private},
 		{"documentation 3fff::/20 is private", []string{"3fff::1", "3fff:fff::1"}, private},
@@ -76,7 +165,7 @@ func TestPermittedAddressRanges(t *testing.T) {
 		{"deprecated site-local fec0::/10 is private", []string{"fec0::1", "feff::1"}, private},
 		{"multicast ff00::/8 is never reached", []string{"ff00::", "ff02::1", "ff05::1:3", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"}, never},
 		{"space outside 2000::/3 is private", []string{"4000::1", "1::1", "8000::1", "e000::1"}, private},
-		{"a zone turns a public address private", []string{"2606:4700:4700::1111%eth0"}, private},
+		{"a zone turns a public address private", strs(publicV6.WithZone("eth0")), private},
 		{"a zoned link-local address is private", []string{"fe80::1%eth0"}, private},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,27 +192,27 @@ func TestPermittedRefusesTheZeroAddress(t *testing.T) {
 // same verdict.
 func FuzzAddressGuard(f *testing.F) {
 	for _, s := range []string{
-		"8.8.8.8",                     // public IPv4
-		"127.0.0.1",                   // loopback
-		"10.0.0.1",                    // RFC 1918
-		"169.254.169.254",             // cloud metadata, link-local
-		"100.64.0.1",                  // CGNAT
-		"0.0.0.0",                     // unspecified
-		"255.255.255.255",             // broadcast
-		"224.0.0.1",                   // multicast
-		"::ffff:127.0.0.1",            // IPv4-mapped loopback
-		"::127.0.0.1",                 // IPv4-compatible loopback
-		"64:ff9b::a00:1",              // NAT64 of 10.0.0.1
-		"64:ff9b:1::1",                // local-use NAT64
-		"2002:7f00:1::1",              // 6to4 of 127.0.0.1
-		"2001:0:4136:e378::f5ff:fffe", // Teredo with client 10.0.0.1
-		"2001:db8::1",                 // documentation
-		"fd00::1",                     // ULA
-		"fe80::1",                     // link-local
-		"ff02::1",                     // multicast
-		"::1",                         // loopback
-		"::",                          // unspecified
-		"2606:4700:4700::1111",        // public IPv6
+		publicV4.String(),  // public IPv4
+		"127.0.0.1",        // loopback
+		"10.0.0.1",         // RFC 1918
+		"169.254.169.254",  // cloud metadata, link-local
+		"100.64.0.1",       // CGNAT
+		"0.0.0.0",          // unspecified
+		"255.255.255.255",  // broadcast
+		"224.0.0.1",        // multicast
+		"::ffff:127.0.0.1", // IPv4-mapped loopback
+		"::127.0.0.1",      // IPv4-compatible loopback
+		"64:ff9b::a00:1",   // NAT64 of 10.0.0.1
+		"64:ff9b:1::1",     // local-use NAT64
+		"2002:7f00:1::1",   // 6to4 of 127.0.0.1
+		teredo(publicV4, netip.MustParseAddr("10.0.0.1")).String(), // Teredo with client 10.0.0.1
+		"2001:db8::1",     // documentation
+		"fd00::1",         // ULA
+		"fe80::1",         // link-local
+		"ff02::1",         // multicast
+		"::1",             // loopback
+		"::",              // unspecified
+		publicV6.String(), // public IPv6
 	} {
 		f.Add(netip.MustParseAddr(s).AsSlice())
 	}

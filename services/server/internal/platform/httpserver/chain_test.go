@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -200,6 +201,10 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	_, err := httpserver.New(o, deps)
 	require.Error(t, err)
 	o = httpservertest.Options()
+	o.RequestTimeout = 0
+	_, err = httpserver.New(o, deps)
+	require.Error(t, err, "http.request_timeout must be positive")
+	o = httpservertest.Options()
 	o.RateLimits[httpserver.RateClassPublicAuth] = httpserver.RateLimit{PerMinute: 10}
 	_, err = httpserver.New(o, deps)
 	require.Error(t, err)
@@ -232,4 +237,25 @@ func TestFallbacksKeepWildcardShapes(t *testing.T) {
 	httpservertest.RequireProblem(t, env.Do(httpservertest.NewRequest(t, "POST", "/api/v1/files/x", nil)), errs.CodeNotFound, "")
 	httpservertest.RequireProblem(t, env.Do(httpservertest.NewRequest(t, "POST", "/api/v1/", nil)), errs.CodeNotFound, "")
 	httpservertest.RequireProblem(t, env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/other", nil)), errs.CodeNotFound, "")
+}
+
+// TestHandlersRunWithTheRequestDeadline: every handler's context carries the
+// deadline of http.request_timeout, so no request can hold a connection or
+// a lock for longer.
+func TestHandlersRunWithTheRequestDeadline(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	var deadline time.Time
+	var ok bool
+	env.Server.Handle(httpserver.Route{Operation: "getDeadline", Method: "GET", Pattern: "/api/v1/deadline"},
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			deadline, ok = r.Context().Deadline()
+			w.WriteHeader(http.StatusNoContent)
+		}))
+	before := time.Now()
+	resp := env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/deadline", nil))
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.True(t, ok, "the handler's context has a deadline")
+	require.False(t, deadline.After(time.Now().Add(httpservertest.Options().RequestTimeout)))
+	require.True(t, deadline.After(before))
 }

@@ -48,6 +48,10 @@ type Options struct {
 	// RateClassPublicAuth from ratelimit.public_auth.per_minute and
 	// ratelimit.public_auth.burst.
 	RateLimits map[RateClass]RateLimit
+	// RequestTimeout is http.request_timeout: the deadline of the context
+	// every handler runs with, so no request holds a database connection or
+	// a lock for longer. Must be positive.
+	RequestTimeout time.Duration
 }
 
 // Authenticator turns a bearer token into a principal. identity's
@@ -102,6 +106,7 @@ type Route struct {
 // concurrent use afterwards.
 type Server struct {
 	maxBody  int64
+	timeout  time.Duration
 	log      *slog.Logger
 	auth     Authenticator
 	idem     idempotency.Store
@@ -123,8 +128,12 @@ func New(o Options, d Deps) (*Server, error) {
 	if o.MaxBodyBytes <= 0 {
 		return nil, errors.New("httpserver: http.max_body_bytes must be positive")
 	}
+	if o.RequestTimeout <= 0 {
+		return nil, errors.New("httpserver: http.request_timeout must be positive")
+	}
 	s := &Server{
 		maxBody:   o.MaxBodyBytes,
+		timeout:   o.RequestTimeout,
 		log:       d.Log,
 		auth:      d.Authenticator,
 		idem:      d.Idempotency,
@@ -188,7 +197,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	st := &reqState{}
 	id := ids.New().String()
-	ctx := context.WithValue(correlation.With(r.Context(), id), stateKey{}, st)
+	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+	defer cancel()
+	ctx = context.WithValue(correlation.With(ctx, id), stateKey{}, st)
 	r = r.WithContext(ctx)
 	sw := &statusWriter{ResponseWriter: w}
 	sw.Header().Set("X-Request-Id", id)

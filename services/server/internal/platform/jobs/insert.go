@@ -10,10 +10,11 @@ import (
 
 // InsertOptions refine one insert.
 type InsertOptions struct {
-	// ScheduledAt is the earliest instant the job may run; the zero time
-	// means at once. The job never runs before it. A due job is picked up
-	// when River's scheduler makes it available, so it may run somewhat
-	// later.
+	// ScheduledAt is the earliest instant the job may run; the zero time,
+	// and any instant not after now, means at once (the job is available
+	// and a worker is woken at commit). The job never runs before it; a job
+	// due in the future is picked up when River's scheduler makes it
+	// available, so it may run somewhat later.
 	ScheduledAt time.Time
 }
 

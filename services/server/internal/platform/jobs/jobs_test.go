@@ -588,3 +588,19 @@ type hiddenFieldArgs struct {
 }
 
 func (hiddenFieldArgs) Kind() string { return "test.hidden" }
+
+// TestDueJobIsAvailableAtOnce: a job scheduled for now or the past is
+// inserted available, so a worker picks it up on the insert notification;
+// only a job due in the future waits in state scheduled for River's
+// scheduler (whose period would otherwise delay every "now" by seconds).
+func TestDueJobIsAvailableAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("api"))
+	recorder(t, rt, jobs.HandlerOptions{}, nil)
+	now := time.Now()
+	b.insert(t, rt, pingArgs{N: 1}, jobs.InsertOptions{ScheduledAt: now})
+	b.insert(t, rt, pingArgs{N: 2}, jobs.InsertOptions{ScheduledAt: now.Add(-time.Minute)})
+	b.insert(t, rt, pingArgs{N: 3}, jobs.InsertOptions{ScheduledAt: now.Add(time.Hour)})
+	require.ElementsMatch(t, []string{"available", "available", "scheduled"}, b.states(t, "test.ping"))
+}

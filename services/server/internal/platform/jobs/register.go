@@ -135,7 +135,16 @@ func (r *Runtime) RegisterPeriodic(interval time.Duration, args Args) error {
 
 // insertOpts are River's insert options for a job of a kind registered with o.
 func (o HandlerOptions) insertOpts(io InsertOptions) *river.InsertOpts {
-	return &river.InsertOpts{Queue: o.Queue, MaxAttempts: o.MaxAttempts, ScheduledAt: io.ScheduledAt}
+	at := io.ScheduledAt
+	// River inserts any job with a ScheduledAt in state scheduled, and only
+	// its periodic scheduler makes it available: a job due now would wait
+	// for that period. A due job is therefore inserted without one, which
+	// makes it available at once and wakes a worker through the insert
+	// notification. River compares with the real clock, so this does too.
+	if !at.After(time.Now()) {
+		at = time.Time{}
+	}
+	return &river.InsertOpts{Queue: o.Queue, MaxAttempts: o.MaxAttempts, ScheduledAt: at}
 }
 
 // worker adapts a Handler to River.

@@ -182,7 +182,7 @@ func TestRedeliverWebhook(t *testing.T) {
 		require.Equal(t, 3, stored.Attempt)
 		require.Empty(t, stored.LastError)
 		require.Zero(t, stored.ResponseCode)
-		require.Equal(t, []time.Time{now}, w.Scheduled(t, sub.ID), "a job at once")
+		require.Equal(t, []time.Time{now}, w.Scheduled(t, sub.ID), "a job at once (the world's clock is ahead of real time, so the job waits for it)")
 
 		entries := audittest.List(t, w.Services.DB.App, audittest.Filter{Action: "webhook_out.redeliver", Outcome: "allow"})
 		require.Len(t, entries, 1)

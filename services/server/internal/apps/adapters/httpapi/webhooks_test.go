@@ -11,6 +11,7 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/auditing/audittest"
 	"bothy/server/internal/kernel/errs"
@@ -209,7 +210,7 @@ func TestUpdateWebhookSubscription(t *testing.T) {
 		b.newEntry(t, before, "resumed")
 		require.Equal(t, w.Clock.Now(), w.Delivery(t, head.ID).NextAttemptAt, "the head is due now")
 		require.Equal(t, later, w.Delivery(t, next.ID).NextAttemptAt)
-		require.Equal(t, []time.Time{w.Clock.Now()}, w.Scheduled(t, sub.ID), "a job is inserted")
+		require.Equal(t, []time.Time{webhookstest.AtOnce}, w.Scheduled(t, sub.ID), "a job is inserted")
 	})
 
 	t.Run("re-enable from disabled", func(t *testing.T) {
@@ -220,7 +221,7 @@ func TestUpdateWebhookSubscription(t *testing.T) {
 		require.Equal(t, float64(0), enabled["consecutive_failures"], "failures are reset")
 		require.NotContains(t, enabled, "disabled_at")
 		require.Equal(t, w.Clock.Now(), w.Delivery(t, head.ID).NextAttemptAt, "the head is due now")
-		require.Contains(t, w.Scheduled(t, sub.ID), w.Clock.Now(), "a job is inserted")
+		require.Contains(t, w.Scheduled(t, sub.ID), webhookstest.AtOnce, "a job is inserted")
 	})
 
 	t.Run("pause from disabled", func(t *testing.T) {

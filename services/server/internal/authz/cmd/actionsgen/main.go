@@ -17,8 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-
-	"bothy/server/internal/authz/domain"
 )
 
 // The generated files, relative to the repository root.
@@ -47,7 +45,7 @@ func main() {
 // generate returns the new content of every generated file by path. The
 // chapter is read from root because only its marked blocks are generated.
 func generate(root string) (map[string][]byte, error) {
-	y, err := domain.RenderYAML()
+	y, err := renderYAML()
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +53,7 @@ func generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", chapterPath, err)
 	}
-	tables := domain.RenderTables()
+	tables := renderTables()
 	names := make([]string, 0, len(tables))
 	for name := range tables {
 		names = append(names, name)
@@ -71,7 +69,9 @@ func generate(root string) (map[string][]byte, error) {
 
 func write(root string, files map[string][]byte) error {
 	for path, content := range files {
-		if err := os.WriteFile(filepath.Join(root, path), content, 0o644); err != nil {
+		// A checked-in file: 0644 is what git gives every file of a clone, so
+		// the regenerated file matches a fresh checkout (the umask applies).
+		if err := os.WriteFile(filepath.Join(root, path), content, 0o644); err != nil { //nolint:gosec // G306: checked-in file, world-readable like every file of the repository
 			return err
 		}
 	}

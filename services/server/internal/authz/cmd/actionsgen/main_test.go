@@ -1,11 +1,17 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/authz/domain"
+	"bothy/server/internal/kernel/eventlog"
 )
 
 // root is the repository root seen from this package's folder.
@@ -21,6 +27,25 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join(root, path))
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got), "%s is out of date: run make actions", path)
+	}
+}
+
+func TestRenderTablesListsEveryActionScopeAndEventOnce(t *testing.T) {
+	t.Parallel()
+	tables := renderTables()
+	require.ElementsMatch(t, []string{tableActionsInstance, tableActionsIdentity, tableActionsChat, tableActionsApps, tableScopes, tableEvents}, slices.Collect(maps.Keys(tables)))
+	all := strings.Join([]string{tables[tableActionsInstance], tables[tableActionsIdentity], tables[tableActionsChat], tables[tableActionsApps]}, "")
+	for _, e := range domain.Catalogue() {
+		require.Equal(t, 1, strings.Count(all, "| `"+string(e.Action)+"` |"), "action %s", e.Action)
+	}
+	for _, s := range domain.Scopes() {
+		require.Contains(t, tables[tableScopes], "| `"+string(s)+"` | "+domain.ScopeDoc(s)+" |")
+	}
+	for _, ev := range eventlog.Types() {
+		require.Equal(t, 1, strings.Count(tables[tableEvents], "| `"+string(ev.Type)+"` |"), "event %s", ev.Type)
+	}
+	for name, table := range tables {
+		require.True(t, strings.HasSuffix(table, "\n"), "table %s ends in a newline", name)
 	}
 }
 

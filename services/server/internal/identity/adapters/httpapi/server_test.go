@@ -24,10 +24,10 @@ import (
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
-	"bothy/server/internal/kernel/idempotency/idempotencypg"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/httpserver"
 	"bothy/server/internal/platform/httpserver/httpservertest"
+	"bothy/server/internal/platform/idempotencypg"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )

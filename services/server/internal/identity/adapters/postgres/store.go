@@ -178,13 +178,15 @@ func (s *Store) CreatePersonalToken(ctx context.Context, t app.PersonalToken, ha
 	return nil
 }
 
-const activeToken = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`
+// unrevokedUnexpired is the SQL condition on a personal_tokens row that is
+// neither revoked nor expired at $2 (the row is usable for authentication).
+const unrevokedUnexpired = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`
 
 // ActivePersonalTokens implements app.Store.
 func (s *Store) ActivePersonalTokens(ctx context.Context, personID ids.ID, now time.Time) ([]app.PersonalToken, error) {
 	rows, err := s.conn(ctx).Query(ctx, `
 		SELECT id, person_id, name, created_at, expires_at FROM personal_tokens
-		WHERE person_id = $1 AND `+activeToken+` ORDER BY created_at DESC, id DESC`, personID, now)
+		WHERE person_id = $1 AND `+unrevokedUnexpired+` ORDER BY created_at DESC, id DESC`, personID, now)
 	if err != nil {
 		return nil, errs.Wrap(err, "identity: reading personal tokens failed")
 	}
@@ -199,7 +201,7 @@ func (s *Store) ActivePersonalTokens(ctx context.Context, personID ids.ID, now t
 func (s *Store) ActivePersonalToken(ctx context.Context, id ids.ID, now time.Time) (app.PersonalToken, bool, error) {
 	rows, err := s.conn(ctx).Query(ctx, `
 		SELECT id, person_id, name, created_at, expires_at FROM personal_tokens
-		WHERE id = $1 AND `+activeToken, id, now)
+		WHERE id = $1 AND `+unrevokedUnexpired, id, now)
 	if err != nil {
 		return app.PersonalToken{}, false, errs.Wrap(err, "identity: reading a personal token failed")
 	}
@@ -225,7 +227,7 @@ func scanPersonalToken(row pgx.CollectableRow) (app.PersonalToken, error) {
 
 // RevokePersonalToken implements app.Store.
 func (s *Store) RevokePersonalToken(ctx context.Context, id ids.ID, at time.Time) (bool, error) {
-	return s.affected(ctx, `UPDATE personal_tokens SET revoked_at = $2 WHERE id = $1 AND `+activeToken, id, at)
+	return s.affected(ctx, `UPDATE personal_tokens SET revoked_at = $2 WHERE id = $1 AND `+unrevokedUnexpired, id, at)
 }
 
 // CreateAppToken implements app.Store.

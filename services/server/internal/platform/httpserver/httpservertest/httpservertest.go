@@ -24,8 +24,8 @@ import (
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
-	"bothy/server/internal/kernel/idempotency/idempotencypg"
 	"bothy/server/internal/platform/httpserver"
+	"bothy/server/internal/platform/idempotencypg"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
@@ -37,7 +37,8 @@ var Start = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 // reach them with few requests. Tests change fields as they need.
 func Options() httpserver.Options {
 	return httpserver.Options{
-		MaxBodyBytes: 4096,
+		MaxBodyBytes:   4096,
+		RequestTimeout: 30 * time.Second,
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: 60, Burst: 3},
 		},

@@ -53,8 +53,10 @@ const templateName = "bothy_template"
 const fix = "fix: run `make pg-install` (tools/pg/install.sh) or set BOTHY_PG_BIN to the bin directory of a PostgreSQL 18 build"
 
 var (
-	cluster  *server
-	startErr = errors.New("pgtest: pgtest.Main was not called; add func TestMain(m *testing.M) { pgtest.Main(m) } to the package")
+	cluster *server
+	// errStart says why cluster is nil: Main was not called, or the cluster
+	// did not start (then Main replaces it with the cause and the fix).
+	errStart = errors.New("pgtest: pgtest.Main was not called; add func TestMain(m *testing.M) { pgtest.Main(m) } to the package")
 	counter  atomic.Int64
 )
 
@@ -66,9 +68,9 @@ func Main(m *testing.M) {
 	s, err := start(ctx)
 	cancel()
 	if err != nil {
-		startErr = fmt.Errorf("pgtest: PostgreSQL 18 could not start: %w; %s", err, fix)
+		errStart = fmt.Errorf("pgtest: PostgreSQL 18 could not start: %w; %s", err, fix)
 	} else {
-		cluster, startErr = s, nil
+		cluster, errStart = s, nil
 	}
 	code := m.Run()
 	if cluster != nil {
@@ -96,7 +98,7 @@ type DB struct {
 func New(t testing.TB) *DB {
 	t.Helper()
 	if cluster == nil {
-		t.Fatal(startErr)
+		t.Fatal(errStart)
 	}
 	ctx := context.Background()
 	name := fmt.Sprintf("t_%d_%d", os.Getpid(), counter.Add(1))
@@ -128,7 +130,7 @@ func New(t testing.TB) *DB {
 func AdminURL(t testing.TB) string {
 	t.Helper()
 	if cluster == nil {
-		t.Fatal(startErr)
+		t.Fatal(errStart)
 	}
 	return cluster.url("postgres", "postgres")
 }

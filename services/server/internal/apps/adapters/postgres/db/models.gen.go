@@ -49,7 +49,7 @@ type AppToken struct {
 	RevokedAt   *time.Time
 }
 
-// Audit trail of allowed changes and denials (kernel/auditing). Retention class: audit.
+// Audit trail of allowed changes and denials (kernel/auditing). retention: audit
 type AuditEvent struct {
 	ID            ids.ID
 	CreatedAt     time.Time
@@ -117,7 +117,7 @@ type Grant struct {
 	CreatedAt          time.Time
 }
 
-// Idempotency-Key reservations and stored responses (kernel/idempotency). Retention class: ephemeral (deleted after expires_at = created_at + idempotency.key_ttl).
+// Idempotency-Key reservations and stored responses (kernel/idempotency). retention: transient (deleted after expires_at = created_at + idempotency.key_ttl)
 type IdempotencyKey struct {
 	PrincipalID   ids.ID
 	Operation     string

@@ -1,4 +1,7 @@
-package domain
+package main
+
+// Rendering lives here, not in internal/authz/domain: the domain holds the
+// catalogue as data and stays free of YAML and Markdown (make arch).
 
 import (
 	"bytes"
@@ -7,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"bothy/server/internal/authz/domain"
 	"bothy/server/internal/kernel/eventlog"
 )
 
@@ -65,22 +69,22 @@ func strs[T ~string](in []T) []string {
 	return out
 }
 
-// RenderYAML returns the content of docs/spec/actions.yaml: the catalogue,
+// renderYAML returns the content of docs/spec/actions.yaml: the catalogue,
 // the scopes and the event types of kernel/eventlog. The output is
 // deterministic, so a test can compare it with the committed file.
-func RenderYAML() ([]byte, error) {
+func renderYAML() ([]byte, error) {
 	var c yamlCatalogue
-	for _, e := range catalogue {
+	for _, e := range domain.Catalogue() {
 		c.Actions = append(c.Actions, yamlAction{
 			ID: string(e.Action), Resource: string(e.ResourceKind), Right: string(e.Right),
 			Subjects: strs(e.Subjects), OwnerOnly: e.OwnerOnly, StepUp: e.StepUp, Audit: e.Audit,
 			Effect: string(e.Effect), AppScope: string(e.AppScope), Author: string(e.Author),
-			DeliveryCheck: e.DeliveryCheck, System: e.System(), Deferred: IsDeferred(e.Action),
-			Requirements: strs(Requirements(e)), Doc: e.Doc,
+			DeliveryCheck: e.DeliveryCheck, System: e.System(), Deferred: domain.IsDeferred(e.Action),
+			Requirements: strs(domain.Requirements(e)), Doc: e.Doc,
 		})
 	}
-	for _, s := range scopeDocs {
-		c.Scopes = append(c.Scopes, yamlScope{ID: string(s.scope), Doc: s.doc})
+	for _, s := range domain.Scopes() {
+		c.Scopes = append(c.Scopes, yamlScope{ID: string(s), Doc: domain.ScopeDoc(s)})
 	}
 	for _, t := range eventlog.Types() {
 		c.Events = append(c.Events, yamlEvent{
@@ -101,36 +105,36 @@ func RenderYAML() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// The generated blocks of docs/spec/05-actions.md: RenderTables returns
+// The generated blocks of docs/spec/05-actions.md: renderTables returns
 // the content between "<!-- generated:NAME:begin -->" and
 // "<!-- generated:NAME:end -->" for each name. The actions are split by area
 // (the first segment of the id) into the sections 4.1 to 4.11.
 const (
-	// TableActionsInstance holds instance.* (05 4.1).
-	TableActionsInstance = "actions-instance"
-	// TableActionsIdentity holds identity.* (05 4.2).
-	TableActionsIdentity = "actions-identity"
-	// TableActionsChat holds space.*, channel.* and message.* (05 4.3).
-	TableActionsChat = "actions-chat"
-	// TableActionsApps holds app.* and webhook_out.* (05 4.11).
-	TableActionsApps = "actions-apps"
-	// TableScopes holds the app scopes (05 2.6).
-	TableScopes = "scopes"
-	// TableEvents holds the durable event types (05 6).
-	TableEvents = "events"
+	// tableActionsInstance holds instance.* (05 4.1).
+	tableActionsInstance = "actions-instance"
+	// tableActionsIdentity holds identity.* (05 4.2).
+	tableActionsIdentity = "actions-identity"
+	// tableActionsChat holds space.*, channel.* and message.* (05 4.3).
+	tableActionsChat = "actions-chat"
+	// tableActionsApps holds app.* and webhook_out.* (05 4.11).
+	tableActionsApps = "actions-apps"
+	// tableScopes holds the app scopes (05 2.6).
+	tableScopes = "scopes"
+	// tableEvents holds the durable event types (05 6).
+	tableEvents = "events"
 )
 
 // tableOf returns the block of an action by the first segment of its id.
-func tableOf(e Entry) string {
+func tableOf(e domain.Entry) string {
 	switch area, _, _ := strings.Cut(string(e.Action), "."); area {
 	case "instance":
-		return TableActionsInstance
+		return tableActionsInstance
 	case "identity":
-		return TableActionsIdentity
+		return tableActionsIdentity
 	case "space", "channel", "message":
-		return TableActionsChat
+		return tableActionsChat
 	default:
-		return TableActionsApps
+		return tableActionsApps
 	}
 }
 
@@ -144,20 +148,20 @@ func yesNo(b bool) string {
 const actionsTableHead = "| id | resource | right | subjects | owner only | step-up | audit | effect | app scope | author | notes |\n" +
 	"|---|---|---|---|---|---|---|---|---|---|---|\n"
 
-// RenderTables returns the Markdown tables of docs/spec/05-actions.md by
-// block name (the Table constants), each ending in a newline.
-func RenderTables() map[string]string {
+// renderTables returns the Markdown tables of docs/spec/05-actions.md by
+// block name (the table constants), each ending in a newline.
+func renderTables() map[string]string {
 	blocks := map[string]*strings.Builder{}
-	for _, name := range []string{TableActionsInstance, TableActionsIdentity, TableActionsChat, TableActionsApps} {
+	for _, name := range []string{tableActionsInstance, tableActionsIdentity, tableActionsChat, tableActionsApps} {
 		blocks[name] = &strings.Builder{}
 		blocks[name].WriteString(actionsTableHead)
 	}
-	for _, e := range catalogue {
+	for _, e := range domain.Catalogue() {
 		notes := e.Doc
 		if e.DeliveryCheck {
 			notes += "; delivery check"
 		}
-		if IsDeferred(e.Action) {
+		if domain.IsDeferred(e.Action) {
 			notes += "; deferred"
 		}
 		fmt.Fprintf(blocks[tableOf(e)], "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
@@ -166,17 +170,17 @@ func RenderTables() map[string]string {
 	}
 	s := &strings.Builder{}
 	s.WriteString("| scope | allows |\n|---|---|\n")
-	for _, d := range scopeDocs {
-		fmt.Fprintf(s, "| `%s` | %s |\n", d.scope, d.doc)
+	for _, sc := range domain.Scopes() {
+		fmt.Fprintf(s, "| `%s` | %s |\n", sc, domain.ScopeDoc(sc))
 	}
-	blocks[TableScopes] = s
+	blocks[tableScopes] = s
 	ev := &strings.Builder{}
 	ev.WriteString("| type | resource | receive action | receivers | personal |\n|---|---|---|---|---|\n")
 	for _, t := range eventlog.Types() {
 		fmt.Fprintf(ev, "| `%s` | %s | `%s` | %s | %s |\n", t.Type, t.ResourceKind, t.ReceiveAction,
 			strings.Join(strs(t.Receivers), ", "), yesNo(t.Personal))
 	}
-	blocks[TableEvents] = ev
+	blocks[tableEvents] = ev
 	out := make(map[string]string, len(blocks))
 	for name, b := range blocks {
 		out[name] = b.String()

@@ -10,11 +10,11 @@ import (
 
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
-	"bothy/server/internal/kernel/auditing/auditpg"
 	"bothy/server/internal/kernel/auditing/audittest"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/correlation"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
