@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/kernel/ids"
 )
 
@@ -27,7 +28,7 @@ func TestRedeliverWebhookSendSide(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, apps.DeliveryPending, got.Status)
 		require.True(t, got.NextAttemptAt.Equal(b.now()), "due at once")
-		require.Contains(t, b.w.Scheduled(t, sub), b.now(), "with a job at once")
+		require.Contains(t, b.w.Scheduled(t, sub), webhookstest.AtOnce, "with a job at once")
 	}
 
 	t.Run("a dead delivery goes out with the same webhook-id and ends succeeded", func(t *testing.T) {
