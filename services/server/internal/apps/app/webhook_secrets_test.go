@@ -108,12 +108,12 @@ func spanTexts(spans *oteltest.Spans) []string {
 	for _, s := range spans.Ended() {
 		out = append(out, s.Name(), s.Status().Description)
 		for _, kv := range s.Attributes() {
-			out = append(out, string(kv.Key)+"="+kv.Value.Emit())
+			out = append(out, string(kv.Key)+"="+kv.Value.String())
 		}
 		for _, ev := range s.Events() {
 			out = append(out, ev.Name)
 			for _, kv := range ev.Attributes {
-				out = append(out, string(kv.Key)+"="+kv.Value.Emit())
+				out = append(out, string(kv.Key)+"="+kv.Value.String())
 			}
 		}
 	}
