@@ -59,7 +59,7 @@ func TestCheck(t *testing.T) {
 		{"every harness is for tests only", Package{ImportPath: m + "internal/apps/adapters/httpapi", Imports: []string{m + "internal/platform/egress/egresstest"}}, "is a test harness, for tests only"},
 		{"tests of use cases may use the real adapters", Package{ImportPath: m + "internal/sync/app", XTestImports: []string{m + "internal/sync/adapters/postgres"}}, ""},
 		{"domain tests may use the Standard Webhooks library", Package{ImportPath: m + "internal/apps/domain", XTestImports: []string{"github.com/standard-webhooks/standard-webhooks/libraries/go"}}, ""},
-		{"a kernel package never imports platform, not even an adapter", Package{ImportPath: m + "internal/platform/auditpg", Imports: []string{m + "internal/platform/pg"}}, "kernel imports nothing of platform"},
+		{"a kernel package never imports platform, not even an adapter", Package{ImportPath: m + "internal/kernel/auditing/auditpg", Imports: []string{m + "internal/platform/pg"}}, "kernel imports nothing of platform"},
 		{"tests may import other modules' adapters", Package{ImportPath: m + "internal/apps/app", XTestImports: []string{m + "internal/chat/adapters/postgres"}}, ""},
 		{"a test import outside every module is refused", Package{ImportPath: m + "internal/apps/app", XTestImports: []string{m + "internal/billing"}}, "(in tests): the imported package belongs to no module"},
 		{"a module's test harness may assemble other modules' internals", Package{ImportPath: m + "internal/authz/authztest", Imports: []string{m + "internal/chat/adapters/postgres", m + "internal/chat/domain", m + "internal/platform/pg/pgtest"}}, ""},
