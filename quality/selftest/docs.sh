@@ -45,16 +45,17 @@ grep -q 'href="./reference/api.html"' "$r/site/index.html" ||
 grep -q 'getInstance' "$r/site/reference/http-api.html" ||
   { echo "FAIL $name: the API reference lacks the operation getInstance"; failures=$((failures + 1)); }
 
+# The planted links name targets that no change will create.
 mkdir -p "$r/docs/spec"
-printf '# Architecture\n\nSee the [data model](03-data-model.md).\n' >"$r/docs/spec/02-architecture.md"
+printf '# Architecture\n\nSee the [glossary](98-no-such-page.md).\n' >"$r/docs/spec/02-architecture.md"
 expect_fail "a relative link to a page that does not exist" gate
-expect_output "docs/spec/02-architecture.md:3: broken link 03-data-model.md" "the stage names file and line"
+expect_output "docs/spec/02-architecture.md:3: broken link 98-no-such-page.md" "the stage names file and line"
 
-printf '# Architecture\n\nSee the [data model](/docs/spec/03-data-model).\n' >"$r/docs/spec/02-architecture.md"
+printf '# Architecture\n\nSee the [data model](/docs/spec/98-no-such-page).\n' >"$r/docs/spec/02-architecture.md"
 expect_fail "a site link to a page that does not exist" gate
 expect_output "[Dd]ead link" "VitePress names the dead link"
 
-printf '# Architecture\n\nSee [the vectors](../../api/webhook-test-vectors.json).\n' >"$r/docs/spec/02-architecture.md"
+printf '# Architecture\n\nSee [the vectors](../../api/no-such-vectors.json).\n' >"$r/docs/spec/02-architecture.md"
 expect_fail "a link to a repository file that does not exist" gate
 expect_output "docs/spec/02-architecture.md:3: broken link" "the stage names file and line"
 
