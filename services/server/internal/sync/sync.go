@@ -82,11 +82,16 @@ type Consumers interface {
 	Register(name ConsumerName, h ConsumerHandler) error
 }
 
-// LogReader reads single events from the log.
+// LogReader reads single events, or the types of a few, from the log.
 type LogReader interface {
 	// EventBySeq returns the event at seq; false when it is not (or no
 	// longer) in the log.
 	EventBySeq(ctx context.Context, seq int64) (Event, bool, error)
+	// EventTypesBySeq returns the type of every event among seqs that is
+	// in the log, in one read: a page of deliveries names its events'
+	// types without a read per item. A seq that is not (or no longer) in
+	// the log has no entry; nil or empty seqs read nothing.
+	EventTypesBySeq(ctx context.Context, seqs []int64) (map[int64]eventlog.Type, error)
 	// MinRetainedSeq returns the lowest seq a reader can still find: every
 	// committed event at or above it is in the log, every event below it
 	// was dropped by retention (sync.event_retention). On an empty log it

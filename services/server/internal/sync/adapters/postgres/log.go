@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/platform/pg"
 	eventsync "bothy/server/internal/sync"
 	"bothy/server/internal/sync/app"
@@ -58,6 +59,32 @@ func (l *Log) EventBySeq(ctx context.Context, seq int64) (eventsync.Event, bool,
 		return eventsync.Event{}, false, errs.Wrap(err, "sync: reading an event failed")
 	}
 	return ev, true, nil
+}
+
+// EventTypesBySeq implements sync.LogReader: the type of each retained
+// event among seqs, read with one statement.
+func (l *Log) EventTypesBySeq(ctx context.Context, seqs []int64) (map[int64]eventlog.Type, error) {
+	out := make(map[int64]eventlog.Type, len(seqs))
+	if len(seqs) == 0 {
+		return out, nil
+	}
+	rows, err := pg.Conn(ctx, l.pool).Query(ctx, `SELECT seq, type FROM event_log WHERE seq = ANY($1)`, seqs)
+	if err != nil {
+		return nil, errs.Wrap(err, "sync: reading event types failed")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var typ eventlog.Type
+		if err := rows.Scan(&seq, &typ); err != nil {
+			return nil, errs.Wrap(err, "sync: reading event types failed")
+		}
+		out[seq] = typ
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errs.Wrap(err, "sync: reading event types failed")
+	}
+	return out, nil
 }
 
 // MinRetainedSeq implements sync.LogReader. It is one above the retention
