@@ -187,8 +187,10 @@ type Delivery struct {
 	// SubscriptionID names its subscription.
 	SubscriptionID ids.ID
 	// EventSeq and EventID name the event; EventID is the webhook-id.
-	EventSeq int64
-	EventID  ids.ID
+	// EventOccurredAt completes the event's key in the log (ADR 0068).
+	EventSeq        int64
+	EventID         ids.ID
+	EventOccurredAt time.Time
 	// EventType is read from the event log; "" once the event left it
 	// (sync.event_retention, D-M2-26-13).
 	EventType string

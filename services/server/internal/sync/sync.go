@@ -39,9 +39,23 @@ type Event struct {
 	// Truncated is true when the payload was shortened to fit the limits of
 	// the envelope (docs/spec/04-sync-protocol.md 2.2).
 	Truncated bool
-	// OccurredAt is the commit-time timestamp of the event.
+	// OccurredAt is the commit-time timestamp of the event, the partition
+	// key of event_log.
 	OccurredAt time.Time
 }
+
+// EventKey is the primary key of an event in event_log: its seq and its
+// occurred_at. The log is partitioned by occurred_at, so a read by the key
+// touches one partition, while a read by seq alone would probe the index
+// of every partition (ADR 0068). A reader that will read an event again
+// later (a delivery row) stores the whole key.
+type EventKey struct {
+	Seq        int64
+	OccurredAt time.Time
+}
+
+// Key returns the key of e.
+func (e Event) Key() EventKey { return EventKey{Seq: e.Seq, OccurredAt: e.OccurredAt} }
 
 // DeliveryFields are members that exist per delivery, never in the event log
 // (docs/spec/04-sync-protocol.md 2.2). Zero fields are omitted.
@@ -82,16 +96,17 @@ type Consumers interface {
 	Register(name ConsumerName, h ConsumerHandler) error
 }
 
-// LogReader reads single events, or the types of a few, from the log.
+// LogReader reads single events, or the types of a few, from the log by
+// their keys.
 type LogReader interface {
-	// EventBySeq returns the event at seq; false when it is not (or no
-	// longer) in the log.
-	EventBySeq(ctx context.Context, seq int64) (Event, bool, error)
-	// EventTypesBySeq returns the type of every event among seqs that is
-	// in the log, in one read: a page of deliveries names its events'
-	// types without a read per item. A seq that is not (or no longer) in
-	// the log has no entry; nil or empty seqs read nothing.
-	EventTypesBySeq(ctx context.Context, seqs []int64) (map[int64]eventlog.Type, error)
+	// EventByKey returns the event with key; false when it is not (or no
+	// longer) in the log, or when key.OccurredAt is not the event's.
+	EventByKey(ctx context.Context, key EventKey) (Event, bool, error)
+	// EventTypesByKey returns, by seq, the type of every event among keys
+	// that is in the log, in one read: a page of deliveries names its
+	// events' types without a read per item. A key that is not (or no
+	// longer) in the log has no entry; nil or empty keys read nothing.
+	EventTypesByKey(ctx context.Context, keys []EventKey) (map[int64]eventlog.Type, error)
 	// MinRetainedSeq returns the lowest seq a reader can still find: every
 	// committed event at or above it is in the log, every event below it
 	// was dropped by retention (sync.event_retention). On an empty log it

@@ -195,7 +195,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 			// wake-up or the attempt in flight owns it.
 			return nil, err
 		}
-		ev, found, err := s.events.EventBySeq(ctx, head.EventSeq)
+		ev, found, err := s.events.EventByKey(ctx, eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt})
 		if err != nil {
 			return nil, err
 		}

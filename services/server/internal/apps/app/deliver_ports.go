@@ -116,10 +116,12 @@ type SubscriptionRef struct {
 
 // ClaimedHead is a head delivery as ClaimHead leased it.
 type ClaimedHead struct {
-	// ID, EventSeq and EventID name the delivery and its event.
-	ID       ids.ID
-	EventSeq int64
-	EventID  ids.ID
+	// ID, EventSeq and EventID name the delivery and its event;
+	// EventOccurredAt completes the event's key in the log (ADR 0068).
+	ID              ids.ID
+	EventSeq        int64
+	EventID         ids.ID
+	EventOccurredAt time.Time
 	// Attempt is the attempt this claim made (the stored attempt after the
 	// claim).
 	Attempt int

@@ -77,16 +77,17 @@ func TestWebhookDeliveryG10(t *testing.T) {
 	b.runRound(t)
 	got := b.recv.wait(t, 1)
 	after := time.Now().Unix()
+	var rows []deliveryRow
 	eventually(t, "the delivery is recorded", func() bool {
-		rows := b.deliveries(t, sub)
+		rows = b.deliveries(t, sub)
 		return len(rows) == 1 && rows[0].Status == "succeeded"
 	})
 	require.Len(t, got, 1)
 	r := got[0]
 
-	ev, ok, err := syncpg.NewLog(b.db.App).EventBySeq(bg, seq)
+	ev, ok, err := syncpg.NewLog(b.db.App).EventByKey(bg, eventsync.EventKey{Seq: seq, OccurredAt: rows[0].EventAt})
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.True(t, ok, "the row holds the event's whole key")
 	rec, err := b.w.Services.Instance.Load(bg)
 	require.NoError(t, err)
 	want, err := json.Marshal(ev.Envelope(eventsync.DeliveryFields{SyncEpoch: rec.SyncEpoch}))

@@ -369,6 +369,7 @@ type deliveryRow struct {
 	ID            ids.ID
 	EventSeq      int64
 	EventID       ids.ID
+	EventAt       time.Time // event_occurred_at
 	Status        string
 	Attempt       int
 	NextAttemptAt *time.Time
@@ -381,14 +382,14 @@ type deliveryRow struct {
 // deliveries returns the rows of sub in event_seq order.
 func (b *bundle) deliveries(t testing.TB, sub ids.ID) []deliveryRow {
 	t.Helper()
-	rows, err := b.db.App.Query(bg, `SELECT id, event_seq, event_id, status, attempt, next_attempt_at, last_error,
+	rows, err := b.db.App.Query(bg, `SELECT id, event_seq, event_id, event_occurred_at, status, attempt, next_attempt_at, last_error,
 		response_code, delivered_at, created_at FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY event_seq`, sub)
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []deliveryRow
 	for rows.Next() {
 		var r deliveryRow
-		require.NoError(t, rows.Scan(&r.ID, &r.EventSeq, &r.EventID, &r.Status, &r.Attempt, &r.NextAttemptAt, &r.LastError,
+		require.NoError(t, rows.Scan(&r.ID, &r.EventSeq, &r.EventID, &r.EventAt, &r.Status, &r.Attempt, &r.NextAttemptAt, &r.LastError,
 			&r.ResponseCode, &r.DeliveredAt, &r.CreatedAt))
 		out = append(out, r)
 	}

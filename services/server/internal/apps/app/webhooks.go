@@ -391,11 +391,11 @@ func (w *WebhookService) ListDeliveries(ctx context.Context, q apps.DeliveryQuer
 		}
 		// One read of the log names every item's event type (no read per
 		// item); an event that left the log leaves event_type empty.
-		seqs := make([]int64, len(page.Items))
+		keys := make([]eventsync.EventKey, len(page.Items))
 		for i, d := range page.Items {
-			seqs[i] = d.EventSeq
+			keys[i] = eventKey(d)
 		}
-		types, err := w.log.EventTypesBySeq(ctx, seqs)
+		types, err := w.log.EventTypesByKey(ctx, keys)
 		if err != nil {
 			return err
 		}
@@ -456,7 +456,7 @@ func (w *WebhookService) Redeliver(ctx context.Context, deliveryID ids.ID) (apps
 		} else if !ok {
 			return errs.NotFound()
 		}
-		eventType, retained, err := w.eventType(ctx, d.EventSeq)
+		eventType, retained, err := w.eventType(ctx, eventKey(d))
 		if err != nil {
 			return err
 		}
@@ -747,10 +747,15 @@ func (w *WebhookService) makeHeadDue(ctx context.Context, subscriptionID ids.ID,
 	return w.jobs.Schedule(ctx, subscriptionID, now)
 }
 
-// eventType returns the type of the event at seq and true while the event
-// is in the log, "" and false once it left it.
-func (w *WebhookService) eventType(ctx context.Context, seq int64) (string, bool, error) {
-	ev, ok, err := w.log.EventBySeq(ctx, seq)
+// eventKey returns the key in the log of d's event.
+func eventKey(d apps.Delivery) eventsync.EventKey {
+	return eventsync.EventKey{Seq: d.EventSeq, OccurredAt: d.EventOccurredAt}
+}
+
+// eventType returns the type of the event with key and true while the
+// event is in the log, "" and false once it left it.
+func (w *WebhookService) eventType(ctx context.Context, key eventsync.EventKey) (string, bool, error) {
+	ev, ok, err := w.log.EventByKey(ctx, key)
 	if err != nil || !ok {
 		return "", false, err
 	}

@@ -17,8 +17,9 @@ import (
 
 // Event is a durable event of the log: its seq and ID.
 type Event struct {
-	Seq int64
-	ID  ids.ID
+	Seq        int64
+	ID         ids.ID
+	OccurredAt time.Time
 }
 
 // Post posts text in channel as the person or app of token and returns the
@@ -29,7 +30,8 @@ func (w *World) Post(t testing.TB, token string, channel ids.ID, text string) Ev
 	require.NoError(t, err)
 	var ev Event
 	require.NoError(t, w.Services.DB.App.QueryRow(context.Background(),
-		`SELECT seq, id FROM event_log WHERE type = 'message.created' AND resource_id = $1`, posted.Message.ID).Scan(&ev.Seq, &ev.ID))
+		`SELECT seq, id, occurred_at FROM event_log WHERE type = 'message.created' AND resource_id = $1`, posted.Message.ID).
+		Scan(&ev.Seq, &ev.ID, &ev.OccurredAt))
 	return ev
 }
 
@@ -50,8 +52,8 @@ func (w *World) TrackerSubscription(t testing.TB) apps.Subscription {
 func (w *World) InsertDelivery(t testing.TB, subscription ids.ID, ev Event, status apps.DeliveryStatus, nextAttemptAt time.Time) apps.Delivery {
 	t.Helper()
 	now := w.Clock.Now().UTC().Truncate(time.Microsecond)
-	d := apps.Delivery{ID: ids.New(), SubscriptionID: subscription, EventSeq: ev.Seq, EventID: ev.ID, Status: status,
-		CreatedAt: now, UpdatedAt: now}
+	d := apps.Delivery{ID: ids.New(), SubscriptionID: subscription, EventSeq: ev.Seq, EventID: ev.ID,
+		EventOccurredAt: ev.OccurredAt.UTC(), Status: status, CreatedAt: now, UpdatedAt: now}
 	switch status {
 	case apps.DeliveryPending:
 		d.NextAttemptAt = nextAttemptAt.UTC().Truncate(time.Microsecond)
@@ -64,10 +66,10 @@ func (w *World) InsertDelivery(t testing.TB, subscription ids.ID, ev Event, stat
 	}
 	_, err := w.Services.DB.App.Exec(context.Background(), `
 		INSERT INTO webhook_deliveries (id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at,
-			last_error, response_code, delivered_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), NULLIF($9, 0), $10, $11, $11)`,
+			last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), NULLIF($9, 0), $10, $11, $11, $12)`,
 		d.ID, d.SubscriptionID, d.EventSeq, d.EventID, string(d.Status), d.Attempt, nullTime(d.NextAttemptAt),
-		string(d.LastError), d.ResponseCode, nullTime(d.DeliveredAt), d.CreatedAt)
+		string(d.LastError), d.ResponseCode, nullTime(d.DeliveredAt), d.CreatedAt, d.EventOccurredAt)
 	require.NoError(t, err)
 	return d
 }
@@ -82,9 +84,9 @@ func (w *World) Delivery(t testing.TB, id ids.ID) apps.Delivery {
 		attempt, code     int
 	)
 	require.NoError(t, w.Services.DB.App.QueryRow(context.Background(), `
-		SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, coalesce(last_error, ''),
-		       coalesce(response_code, 0), delivered_at, created_at, updated_at
-		FROM webhook_deliveries WHERE id = $1`, id).Scan(&d.ID, &d.SubscriptionID, &d.EventSeq, &d.EventID, &status,
+		SELECT id, subscription_id, event_seq, event_id, event_occurred_at, status, attempt, next_attempt_at,
+		       coalesce(last_error, ''), coalesce(response_code, 0), delivered_at, created_at, updated_at
+		FROM webhook_deliveries WHERE id = $1`, id).Scan(&d.ID, &d.SubscriptionID, &d.EventSeq, &d.EventID, &d.EventOccurredAt, &status,
 		&attempt, &next, &lastError, &code, &delivered, &d.CreatedAt, &d.UpdatedAt))
 	d.Status, d.LastError, d.Attempt, d.ResponseCode = apps.DeliveryStatus(status), apps.LastError(lastError), attempt, code
 	if next != nil {
@@ -93,7 +95,7 @@ func (w *World) Delivery(t testing.TB, id ids.ID) apps.Delivery {
 	if delivered != nil {
 		d.DeliveredAt = delivered.UTC()
 	}
-	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+	d.EventOccurredAt, d.CreatedAt, d.UpdatedAt = d.EventOccurredAt.UTC(), d.CreatedAt.UTC(), d.UpdatedAt.UTC()
 	return d
 }
 

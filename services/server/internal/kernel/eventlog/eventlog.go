@@ -7,6 +7,8 @@
 package eventlog
 
 import (
+	"time"
+
 	"context"
 
 	"bothy/server/internal/kernel/authorize"
@@ -102,6 +104,9 @@ type Appended struct {
 	Seq int64
 	// ID is the event ID (a UUIDv7), the webhook-id of every delivery of it.
 	ID ids.ID
+	// OccurredAt is the stored occurred_at (microseconds, UTC); with Seq it
+	// is the event's key in the log.
+	OccurredAt time.Time
 }
 
 // Appender appends durable events.

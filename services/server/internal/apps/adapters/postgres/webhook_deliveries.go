@@ -75,7 +75,7 @@ func (s *DeliveryStore) InsertDeliveries(ctx context.Context, ev eventsync.Event
 		return nil, errs.Internalf("apps: one delivery id per subscription")
 	}
 	out, err := s.q(ctx).WebhookDeliveryInsertForEvent(ctx, db.WebhookDeliveryInsertForEventParams{
-		EventSeq: ev.Seq, EventID: ev.ID, Now: now, Ids: deliveryIDs, SubscriptionIds: subs,
+		EventSeq: ev.Seq, EventID: ev.ID, EventOccurredAt: ev.OccurredAt, Now: now, Ids: deliveryIDs, SubscriptionIds: subs,
 	})
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: inserting webhook deliveries failed")
@@ -176,8 +176,8 @@ func (s *DeliveryStore) ClaimHead(ctx context.Context, subscriptionID ids.ID, no
 	if err != nil {
 		return app.ClaimedHead{}, false, errs.Wrap(err, "apps: claiming the webhook head failed")
 	}
-	return app.ClaimedHead{ID: r.ID, EventSeq: r.EventSeq, EventID: r.EventID, Attempt: int(r.Attempt),
-		CreatedAt: r.CreatedAt.UTC()}, true, nil
+	return app.ClaimedHead{ID: r.ID, EventSeq: r.EventSeq, EventID: r.EventID, EventOccurredAt: r.EventOccurredAt.UTC(),
+		Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC()}, true, nil
 }
 
 // FinishUnsent implements app.DeliveryStore.

@@ -227,7 +227,7 @@ func subscriptionOf(r db.WebhookSubscription, appID ids.ID) apps.Subscription {
 // is read from the event log), with times in UTC.
 func deliveryOf(r db.WebhookDelivery) apps.Delivery {
 	d := apps.Delivery{
-		ID: r.ID, SubscriptionID: r.SubscriptionID, EventSeq: r.EventSeq, EventID: r.EventID,
+		ID: r.ID, SubscriptionID: r.SubscriptionID, EventSeq: r.EventSeq, EventID: r.EventID, EventOccurredAt: r.EventOccurredAt.UTC(),
 		Status: apps.DeliveryStatus(r.Status), Attempt: int(r.Attempt), NextAttemptAt: utc(r.NextAttemptAt),
 		DeliveredAt: utc(r.DeliveredAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}

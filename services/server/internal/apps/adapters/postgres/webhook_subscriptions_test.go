@@ -30,8 +30,8 @@ func (b *testBundle) subscription(t *testing.T, inst apps.Installation, at time.
 // and the delivery job write these in the running server.
 func (b *testBundle) delivery(t *testing.T, sub apps.Subscription, seq int64, status apps.DeliveryStatus) apps.Delivery {
 	t.Helper()
-	d := apps.Delivery{ID: ids.New(), SubscriptionID: sub.ID, EventSeq: seq, EventID: ids.New(), Status: status,
-		CreatedAt: start, UpdatedAt: start}
+	d := apps.Delivery{ID: ids.New(), SubscriptionID: sub.ID, EventSeq: seq, EventID: ids.New(),
+		EventOccurredAt: start.Add(-time.Minute), Status: status, CreatedAt: start, UpdatedAt: start}
 	var next, delivered *time.Time
 	switch status {
 	case apps.DeliveryPending:
@@ -45,10 +45,10 @@ func (b *testBundle) delivery(t *testing.T, sub apps.Subscription, seq int64, st
 	}
 	_, err := b.db.App.Exec(context.Background(), `
 		INSERT INTO webhook_deliveries (id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at,
-			last_error, response_code, delivered_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), NULLIF($9, 0), $10, $11, $11)`,
+			last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), NULLIF($9, 0), $10, $11, $11, $12)`,
 		d.ID, d.SubscriptionID, d.EventSeq, d.EventID, string(d.Status), d.Attempt, next, string(d.LastError), d.ResponseCode,
-		delivered, d.CreatedAt)
+		delivered, d.CreatedAt, d.EventOccurredAt)
 	require.NoError(t, err)
 	return d
 }

@@ -121,6 +121,8 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			{"delivered_at", "timestamp with time zone", true, ""},
 			{"created_at", "timestamp with time zone", false, ""},
 			{"updated_at", "timestamp with time zone", false, ""},
+			// 00043: the rest of the event's key in the log (ADR 0068).
+			{"event_occurred_at", "timestamp with time zone", false, ""},
 		}, columns(t, db.Owner, "webhook_deliveries"))
 	})
 

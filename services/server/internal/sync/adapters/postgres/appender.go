@@ -94,7 +94,7 @@ func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appe
 		}
 		return eventlog.Appended{}, errs.Wrap(err, "sync: appending the event failed")
 	}
-	return eventlog.Appended{Seq: seq, ID: id}, nil
+	return eventlog.Appended{Seq: seq, ID: id, OccurredAt: at}, nil
 }
 
 // missingPartition reports PostgreSQL's "no partition of relation ... found

@@ -14,6 +14,7 @@ import (
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
+	eventsync "bothy/server/internal/sync"
 	"bothy/server/internal/sync/adapters/postgres"
 	"bothy/server/internal/sync/domain"
 )
@@ -35,7 +36,7 @@ func TestAppendStoresTheEventInTheUnitOfWork(t *testing.T) {
 	require.Equal(t, int64(1), got.Seq)
 	require.False(t, got.ID.IsZero())
 
-	stored, ok, err := b.log.EventBySeq(ctx, got.Seq)
+	stored, ok, err := b.log.EventByKey(ctx, key(got))
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, got.ID, stored.ID)
@@ -67,7 +68,7 @@ func TestAppendPersonalEventAndTruncatedText(t *testing.T) {
 		})
 		return err
 	}))
-	stored, ok, err := b.log.EventBySeq(ctx, got.Seq)
+	stored, ok, err := b.log.EventByKey(ctx, key(got))
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, app, stored.AudiencePrincipalID)
@@ -141,7 +142,7 @@ func TestAppendInARolledBackUnitOfWorkLeavesNoEvent(t *testing.T) {
 
 	next := b.appendMessage(t, "kept")
 	require.Equal(t, int64(2), next.Seq, "the rolled-back append burnt seq 1")
-	_, ok, err := b.log.EventBySeq(ctx, 1)
+	_, ok, err := b.log.EventByKey(ctx, eventsync.EventKey{Seq: 1, OccurredAt: next.OccurredAt})
 	require.NoError(t, err)
 	require.False(t, ok)
 	min, err := b.log.MinRetainedSeq(ctx)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -48,10 +49,12 @@ func scanEvent(row pgx.Row) (eventsync.Event, error) {
 	return ev, err
 }
 
-// EventBySeq implements sync.LogReader: the event at seq, or false when it
-// never existed or was dropped by retention.
-func (l *Log) EventBySeq(ctx context.Context, seq int64) (eventsync.Event, bool, error) {
-	ev, err := scanEvent(pg.Conn(ctx, l.pool).QueryRow(ctx, `SELECT `+eventColumns+` FROM event_log WHERE seq = $1`, seq))
+// EventByKey implements sync.LogReader: the event with key, or false when
+// it never existed, was dropped by retention or key.OccurredAt is not its
+// occurred_at. The key names the partition, so the read touches one.
+func (l *Log) EventByKey(ctx context.Context, key eventsync.EventKey) (eventsync.Event, bool, error) {
+	ev, err := scanEvent(pg.Conn(ctx, l.pool).QueryRow(ctx,
+		`SELECT `+eventColumns+` FROM event_log WHERE seq = $1 AND occurred_at = $2`, key.Seq, key.OccurredAt))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return eventsync.Event{}, false, nil
 	}
@@ -61,25 +64,38 @@ func (l *Log) EventBySeq(ctx context.Context, seq int64) (eventsync.Event, bool,
 	return ev, true, nil
 }
 
-// EventTypesBySeq implements sync.LogReader: the type of each retained
-// event among seqs, read with one statement.
-func (l *Log) EventTypesBySeq(ctx context.Context, seqs []int64) (map[int64]eventlog.Type, error) {
-	out := make(map[int64]eventlog.Type, len(seqs))
-	if len(seqs) == 0 {
+// EventTypesByKey implements sync.LogReader: the type of each retained
+// event among keys, read with one statement that touches only the
+// partitions of the keys' occurred_at. A row that matches a seq and an
+// occurred_at of different keys is not one of the keys and is left out.
+func (l *Log) EventTypesByKey(ctx context.Context, keys []eventsync.EventKey) (map[int64]eventlog.Type, error) {
+	out := make(map[int64]eventlog.Type, len(keys))
+	if len(keys) == 0 {
 		return out, nil
 	}
-	rows, err := pg.Conn(ctx, l.pool).Query(ctx, `SELECT seq, type FROM event_log WHERE seq = ANY($1)`, seqs)
+	// occurred_at is stored in microseconds; a seq has one event.
+	want := make(map[int64]int64, len(keys))
+	seqs, times := make([]int64, len(keys)), make([]time.Time, len(keys))
+	for i, k := range keys {
+		want[k.Seq] = k.OccurredAt.UnixMicro()
+		seqs[i], times[i] = k.Seq, k.OccurredAt
+	}
+	rows, err := pg.Conn(ctx, l.pool).Query(ctx,
+		`SELECT seq, occurred_at, type FROM event_log WHERE occurred_at = ANY($2) AND seq = ANY($1)`, seqs, times)
 	if err != nil {
 		return nil, errs.Wrap(err, "sync: reading event types failed")
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var seq int64
+		var at time.Time
 		var typ eventlog.Type
-		if err := rows.Scan(&seq, &typ); err != nil {
+		if err := rows.Scan(&seq, &at, &typ); err != nil {
 			return nil, errs.Wrap(err, "sync: reading event types failed")
 		}
-		out[seq] = typ
+		if micro, ok := want[seq]; ok && micro == at.UnixMicro() {
+			out[seq] = typ
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, errs.Wrap(err, "sync: reading event types failed")

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 	"bothy/server/internal/sync/adapters/postgres"
@@ -83,12 +84,12 @@ func TestMaintainerDropsExpiredPartitionsAndRaisesTheWatermark(t *testing.T) {
 	r, err := b.maint.Run(ctx, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	require.Equal(t, 1, r.Dropped)
-	for _, seq := range []int64{first.Seq, second.Seq} {
-		_, ok, err := b.log.EventBySeq(ctx, seq)
+	for _, gone := range []eventlog.Appended{first, second} {
+		_, ok, err := b.log.EventByKey(ctx, key(gone))
 		require.NoError(t, err)
-		require.False(t, ok, "seq %d was dropped", seq)
+		require.False(t, ok, "seq %d was dropped", gone.Seq)
 	}
-	ev, ok, err := b.log.EventBySeq(ctx, third.Seq)
+	ev, ok, err := b.log.EventByKey(ctx, key(third))
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, third.ID, ev.ID)
@@ -123,10 +124,13 @@ func TestMaintainerDropsStragglersBelowTheWatermark(t *testing.T) {
 
 	_, err := b.maint.Run(ctx, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
-	for seq, want := range map[int64]bool{straggler.Seq: false, older.Seq: false, kept.Seq: true} {
-		_, ok, err := b.log.EventBySeq(ctx, seq)
+	for _, c := range []struct {
+		ev   eventlog.Appended
+		want bool
+	}{{straggler, false}, {older, false}, {kept, true}} {
+		_, ok, err := b.log.EventByKey(ctx, key(c.ev))
 		require.NoError(t, err)
-		require.Equal(t, want, ok, "seq %d", seq)
+		require.Equal(t, c.want, ok, "seq %d", c.ev.Seq)
 	}
 	min, err := b.log.MinRetainedSeq(ctx)
 	require.NoError(t, err)

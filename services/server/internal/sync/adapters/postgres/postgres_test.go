@@ -12,6 +12,7 @@ import (
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
+	eventsync "bothy/server/internal/sync"
 	"bothy/server/internal/sync/adapters/postgres"
 )
 
@@ -68,6 +69,11 @@ func (b *testBundle) appendMessage(t testing.TB, text string) eventlog.Appended 
 		return err
 	}))
 	return got
+}
+
+// key returns the log key of an appended event.
+func key(a eventlog.Appended) eventsync.EventKey {
+	return eventsync.EventKey{Seq: a.Seq, OccurredAt: a.OccurredAt}
 }
 
 var (

@@ -235,18 +235,19 @@ type Thread struct {
 
 // Webhook deliveries per event and subscription. retention: transient (retention.webhook_deliveries; only succeeded, failed and dead rows may be deleted, never pending ones)
 type WebhookDelivery struct {
-	ID             ids.ID
-	SubscriptionID ids.ID
-	EventSeq       int64
-	EventID        ids.ID
-	Status         string
-	Attempt        int32
-	NextAttemptAt  *time.Time
-	LastError      *string
-	ResponseCode   *int32
-	DeliveredAt    *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	ID              ids.ID
+	SubscriptionID  ids.ID
+	EventSeq        int64
+	EventID         ids.ID
+	Status          string
+	Attempt         int32
+	NextAttemptAt   *time.Time
+	LastError       *string
+	ResponseCode    *int32
+	DeliveredAt     *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	EventOccurredAt time.Time
 }
 
 // Outgoing webhook subscriptions of app installations and agents. retention: config (kept while the subscription exists)

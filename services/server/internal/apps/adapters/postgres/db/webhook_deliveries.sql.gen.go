@@ -22,7 +22,7 @@ FROM (
     LIMIT 1
 ) AS head
 WHERE d.id = head.id AND d.next_attempt_at <= $2
-RETURNING d.id, d.event_seq, d.event_id, d.attempt, d.created_at
+RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 `
 
 type WebhookDeliveryClaimHeadParams struct {
@@ -32,11 +32,12 @@ type WebhookDeliveryClaimHeadParams struct {
 }
 
 type WebhookDeliveryClaimHeadRow struct {
-	ID        ids.ID
-	EventSeq  int64
-	EventID   ids.ID
-	Attempt   int32
-	CreatedAt time.Time
+	ID              ids.ID
+	EventSeq        int64
+	EventID         ids.ID
+	EventOccurredAt time.Time
+	Attempt         int32
+	CreatedAt       time.Time
 }
 
 // The head is the subscription's pending row with the lowest event_seq
@@ -48,6 +49,7 @@ func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliv
 		&i.ID,
 		&i.EventSeq,
 		&i.EventID,
+		&i.EventOccurredAt,
 		&i.Attempt,
 		&i.CreatedAt,
 	)
@@ -157,10 +159,11 @@ func (q *Queries) WebhookDeliveryFinishUnsent(ctx context.Context, arg WebhookDe
 
 const webhookDeliveryInsertForEvent = `-- name: WebhookDeliveryInsertForEvent :many
 INSERT INTO webhook_deliveries (
-    id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, created_at, updated_at
+    id, subscription_id, event_seq, event_id, event_occurred_at, status, attempt, next_attempt_at, created_at, updated_at
 )
-SELECT u.id, u.subscription_id, $1::bigint, $2::uuid, 'pending', 0, $3::timestamptz, $3, $3
-FROM (SELECT unnest($4::uuid[]) AS id, unnest($5::uuid[]) AS subscription_id) AS u
+SELECT u.id, u.subscription_id, $1::bigint, $2::uuid, $3::timestamptz, 'pending', 0,
+       $4::timestamptz, $4, $4
+FROM (SELECT unnest($5::uuid[]) AS id, unnest($6::uuid[]) AS subscription_id) AS u
 ON CONFLICT (subscription_id, event_seq) DO NOTHING
 RETURNING subscription_id
 `
@@ -168,6 +171,7 @@ RETURNING subscription_id
 type WebhookDeliveryInsertForEventParams struct {
 	EventSeq        int64
 	EventID         ids.ID
+	EventOccurredAt time.Time
 	Now             time.Time
 	Ids             []ids.ID
 	SubscriptionIds []ids.ID
@@ -177,6 +181,7 @@ func (q *Queries) WebhookDeliveryInsertForEvent(ctx context.Context, arg Webhook
 	rows, err := q.db.Query(ctx, webhookDeliveryInsertForEvent,
 		arg.EventSeq,
 		arg.EventID,
+		arg.EventOccurredAt,
 		arg.Now,
 		arg.Ids,
 		arg.SubscriptionIds,

@@ -13,7 +13,7 @@ import (
 )
 
 const webhookDeliveryGetByID = `-- name: WebhookDeliveryGetByID :one
-SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at FROM webhook_deliveries WHERE id = $1
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at FROM webhook_deliveries WHERE id = $1
 `
 
 func (q *Queries) WebhookDeliveryGetByID(ctx context.Context, id ids.ID) (WebhookDelivery, error) {
@@ -32,12 +32,13 @@ func (q *Queries) WebhookDeliveryGetByID(ctx context.Context, id ids.ID) (Webhoo
 		&i.DeliveredAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EventOccurredAt,
 	)
 	return i, err
 }
 
 const webhookDeliveryLockByID = `-- name: WebhookDeliveryLockByID :one
-SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at FROM webhook_deliveries WHERE id = $1 FOR UPDATE
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at FROM webhook_deliveries WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) WebhookDeliveryLockByID(ctx context.Context, id ids.ID) (WebhookDelivery, error) {
@@ -56,6 +57,7 @@ func (q *Queries) WebhookDeliveryLockByID(ctx context.Context, id ids.ID) (Webho
 		&i.DeliveredAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EventOccurredAt,
 	)
 	return i, err
 }
@@ -87,7 +89,7 @@ func (q *Queries) WebhookDeliveryMakeHeadDue(ctx context.Context, arg WebhookDel
 }
 
 const webhookDeliveryPage = `-- name: WebhookDeliveryPage :many
-SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at FROM webhook_deliveries
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at FROM webhook_deliveries
 WHERE subscription_id = $1
   AND ($2::text = '' OR status = $2::text)
   AND (NOT $3::boolean OR (event_seq, id) < ($4::bigint, $5::uuid))
@@ -135,6 +137,7 @@ func (q *Queries) WebhookDeliveryPage(ctx context.Context, arg WebhookDeliveryPa
 			&i.DeliveredAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.EventOccurredAt,
 		); err != nil {
 			return nil, err
 		}

@@ -22,9 +22,10 @@ ORDER BY s.id;
 
 -- name: WebhookDeliveryInsertForEvent :many
 INSERT INTO webhook_deliveries (
-    id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, created_at, updated_at
+    id, subscription_id, event_seq, event_id, event_occurred_at, status, attempt, next_attempt_at, created_at, updated_at
 )
-SELECT u.id, u.subscription_id, @event_seq::bigint, @event_id::uuid, 'pending', 0, @now::timestamptz, @now, @now
+SELECT u.id, u.subscription_id, @event_seq::bigint, @event_id::uuid, @event_occurred_at::timestamptz, 'pending', 0,
+       @now::timestamptz, @now, @now
 FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@subscription_ids::uuid[]) AS subscription_id) AS u
 ON CONFLICT (subscription_id, event_seq) DO NOTHING
 RETURNING subscription_id;
@@ -79,7 +80,7 @@ FROM (
     LIMIT 1
 ) AS head
 WHERE d.id = head.id AND d.next_attempt_at <= @now
-RETURNING d.id, d.event_seq, d.event_id, d.attempt, d.created_at;
+RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at;
 
 -- name: WebhookDeliveryFinishUnsent :execrows
 UPDATE webhook_deliveries
