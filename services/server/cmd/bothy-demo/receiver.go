@@ -2,28 +2,24 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"bothy/server/internal/platform/localca"
 )
 
 // receiverHost is the host name of the demo's webhook receiver: its
@@ -94,9 +90,9 @@ type receiver struct {
 // starts serving with start. The CA certificate (PEM) is what the server
 // must trust (egress.extra_ca_file).
 func newReceiver() (*receiver, error) {
-	cert, caPEM, err := issueCertificate(receiverHost, time.Now())
+	issued, err := localca.Issue("bothy demo CA", []string{receiverHost}, time.Now())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("receiver: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -104,7 +100,7 @@ func newReceiver() (*receiver, error) {
 	}
 	r := &receiver{
 		port:    ln.Addr().(*net.TCPAddr).Port,
-		caPEM:   caPEM,
+		caPEM:   issued.CAPEM,
 		now:     time.Now,
 		keys:    map[string]ed25519.PublicKey{},
 		arrived: make(chan struct{}, 1),
@@ -114,7 +110,7 @@ func newReceiver() (*receiver, error) {
 	r.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{issued.Certificate}, MinVersion: tls.VersionTLS12},
 	}
 	r.ln = tls.NewListener(ln, r.srv.TLSConfig)
 	return r, nil
@@ -347,64 +343,4 @@ func parseWebhookKey(s string) (ed25519.PublicKey, error) {
 		return nil, errors.New("webhook key is not an Ed25519 key")
 	}
 	return key, nil
-}
-
-// issueCertificate creates a certificate authority and a server
-// certificate for host signed by it, both valid from an hour before now for
-// a day (the demo lasts a minute). It returns the server certificate with
-// its chain and the CA certificate in PEM form.
-func issueCertificate(host string, now time.Time) (tls.Certificate, []byte, error) {
-	fail := func(step string, err error) (tls.Certificate, []byte, error) {
-		return tls.Certificate{}, nil, fmt.Errorf("receiver: %s: %w", step, err)
-	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fail("generating the CA key", err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "bothy demo CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return fail("creating the CA certificate", err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return fail("reading the CA certificate", err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fail("generating the server key", err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: host},
-		DNSNames:     []string{host},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return fail("creating the server certificate", err)
-	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	return tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}, caPEM, nil
-}
-
-// serial returns a random 128-bit certificate serial number.
-func serial() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		panic("receiver: no randomness for a serial number")
-	}
-	return n
 }

@@ -215,23 +215,6 @@ func TestReceiverAnswersOverTLSForHooksExampleCom(t *testing.T) {
 	require.Equal(t, got, printed)
 }
 
-func TestReceiverCertificateNamesOnlyHooksExampleCom(t *testing.T) {
-	t.Parallel()
-	now := time.Now()
-	cert, caPEM, err := issueCertificate(receiverHost, now)
-	require.NoError(t, err)
-	leaf, err := x509.ParseCertificate(cert.Certificate[0])
-	require.NoError(t, err)
-	require.Equal(t, []string{"hooks.example.com"}, leaf.DNSNames)
-	require.Empty(t, leaf.IPAddresses)
-	roots := x509.NewCertPool()
-	require.True(t, roots.AppendCertsFromPEM(caPEM))
-	_, err = leaf.Verify(x509.VerifyOptions{DNSName: "hooks.example.com", Roots: roots, CurrentTime: now})
-	require.NoError(t, err)
-	_, err = leaf.Verify(x509.VerifyOptions{DNSName: "other.example.com", Roots: roots, CurrentTime: now})
-	require.Error(t, err)
-}
-
 func TestParseWebhookKeyAcceptsOnlyEd25519InWhpkForm(t *testing.T) {
 	t.Parallel()
 	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

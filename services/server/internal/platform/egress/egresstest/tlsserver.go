@@ -1,18 +1,15 @@
 package egresstest
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"bothy/server/internal/platform/localca"
 )
 
 // DefaultHost is the host name a TLSServer's certificate names when the test
@@ -41,7 +38,12 @@ func NewTLSServer(t testing.TB, handler http.Handler, hostnames ...string) *TLSS
 	if len(hostnames) == 0 {
 		hostnames = []string{DefaultHost}
 	}
-	cert, pool := issue(t, hostnames)
+	// The validity window only has to cover the test run; real time is
+	// what crypto/tls verifies against.
+	issued, err := localca.Issue("egresstest CA", hostnames, time.Now())
+	if err != nil {
+		t.Fatalf("egresstest: %v", err)
+	}
 
 	srv := httptest.NewUnstartedServer(handler)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -51,60 +53,9 @@ func NewTLSServer(t testing.TB, handler http.Handler, hostnames ...string) *TLSS
 	_ = srv.Listener.Close()
 	srv.Listener = l
 	srv.EnableHTTP2 = true
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{issued.Certificate}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 
-	return &TLSServer{Server: srv, Port: l.Addr().(*net.TCPAddr).Port, RootCAs: pool}
-}
-
-// issue creates a CA and a leaf certificate for hostnames signed by it.
-func issue(t testing.TB, hostnames []string) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	// The validity window only has to cover the test run; real time is what
-	// crypto/tls verifies against.
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatalf("egresstest: CA key: %v", err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "egresstest CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatalf("egresstest: CA certificate: %v", err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatalf("egresstest: parse CA certificate: %v", err)
-	}
-
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatalf("egresstest: leaf key: %v", err)
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: hostnames[0]},
-		DNSNames:     hostnames,
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatalf("egresstest: leaf certificate: %v", err)
-	}
-
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: leafKey}, pool
+	return &TLSServer{Server: srv, Port: l.Addr().(*net.TCPAddr).Port, RootCAs: issued.Roots()}
 }
