@@ -145,15 +145,12 @@ func NewWebhookService(d WebhookDeps, o WebhookOptions) (*WebhookService, error)
 // codes of domain.ValidateTarget and domain.ValidateEventTypes:
 // not_subscribable, not_granted, duplicate); internal.
 func (w *WebhookService) CreateSubscription(ctx context.Context, cmd apps.CreateSubscription) (apps.SubscriptionCreated, error) {
-	var master []byte
-	if cmd.EnableHMAC {
-		var err error
-		if master, err = w.masterKey(ctx); err != nil {
-			return apps.SubscriptionCreated{}, err
-		}
+	master, err := w.masterKey(ctx, cmd.EnableHMAC)
+	if err != nil {
+		return apps.SubscriptionCreated{}, err
 	}
 	var out apps.SubscriptionCreated
-	err := w.uow.Do(ctx, func(ctx context.Context) error {
+	err = w.uow.Do(ctx, func(ctx context.Context) error {
 		p := actor.From(ctx)
 		if err := w.authorizeApp(ctx, p, authorize.WebhookOutManage, cmd.AppID); err != nil {
 			return err
@@ -206,15 +203,12 @@ func (w *WebhookService) CreateSubscription(ctx context.Context, cmd apps.Create
 // validation_failed with /url, /event_types/<i>, /state (item enum) and
 // /rotate_hmac_secret (item hmac_not_enabled); internal.
 func (w *WebhookService) UpdateSubscription(ctx context.Context, cmd apps.UpdateSubscription) (apps.SubscriptionCreated, error) {
-	var master []byte
-	if cmd.RotateHMACSecret {
-		var err error
-		if master, err = w.masterKey(ctx); err != nil {
-			return apps.SubscriptionCreated{}, err
-		}
+	master, err := w.masterKey(ctx, cmd.RotateHMACSecret)
+	if err != nil {
+		return apps.SubscriptionCreated{}, err
 	}
 	var out apps.SubscriptionCreated
-	err := w.uow.Do(ctx, func(ctx context.Context) error {
+	err = w.uow.Do(ctx, func(ctx context.Context) error {
 		p, cur, err := w.authorizeSubscription(ctx, authorize.WebhookOutManage, cmd.ID)
 		if err != nil {
 			return err
@@ -596,9 +590,13 @@ func (w *WebhookService) Resumed(ctx context.Context, inst apps.Installation) er
 // timestamptz, so returned values equal the stored ones.
 func (w *WebhookService) now() time.Time { return w.clock.Now().UTC().Truncate(time.Microsecond) }
 
-// masterKey reads the HMAC master key. It runs before the unit of work, so
-// no secret store is consulted inside a transaction.
-func (w *WebhookService) masterKey(ctx context.Context) ([]byte, error) {
+// masterKey reads the HMAC master key when needed (nil otherwise). It runs
+// before the unit of work, so no secret store is consulted inside a
+// transaction.
+func (w *WebhookService) masterKey(ctx context.Context, needed bool) ([]byte, error) {
+	if !needed {
+		return nil, nil
+	}
 	key, err := w.master.Key(ctx)
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: reading the webhook master key failed")
