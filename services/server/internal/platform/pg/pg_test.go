@@ -176,7 +176,12 @@ func TestUnitOfWorkRetriesDeadlocks(t *testing.T) {
 	both.Wait()
 	require.NoError(t, errsOut[0])
 	require.NoError(t, errsOut[1])
-	require.Equal(t, int32(3), runs.Load(), "one of the two ran again after the deadlock")
+	// At least one of the two ran again. The exact count is not fixed: the
+	// retry of the aborted one can take a row before the other wakes up
+	// from its wait and so deadlock once more (PostgreSQL re-checks a row
+	// after the holder ends; it does not hand the lock over in order).
+	require.GreaterOrEqual(t, runs.Load(), int32(3), "one of the two ran again after the deadlock")
+	require.LessOrEqual(t, runs.Load(), int32(2+3), "each ran at most database.tx_retry_max more times")
 	var total int
 	require.NoError(t, db.App.QueryRow(ctx, `SELECT sum(n) FROM deadlock_probe`).Scan(&total))
 	require.Equal(t, 4, total)
