@@ -1092,7 +1092,7 @@ type Timestamp = time.Time
 
 // WebhookDelivery One event for one subscription, with its delivery state.
 type WebhookDelivery struct {
-	// Attempt Attempts made so far.
+	// Attempt Requests sent so far. An ending without a request adds none, nor does a target the egress guard refused before any byte left (address_blocked, host_not_allowed).
 	Attempt int32 `json:"attempt"`
 
 	// CreatedAt An RFC 3339 time in UTC.

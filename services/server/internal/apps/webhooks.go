@@ -82,12 +82,16 @@ const (
 	// LastErrorEventExpired: the event left the event log before it was
 	// delivered.
 	LastErrorEventExpired LastError = "event_expired"
+	// LastErrorInternal: the delivery job spent its runs on an error on
+	// the server's side (the rights check, signing, the database); the
+	// delivery stays pending and is tried again later (D-M2-26-42).
+	LastErrorInternal LastError = "internal_error"
 )
 
 var lastErrorCodes = []LastError{
 	LastErrorTimeout, LastErrorConnectionFailed, LastErrorTLSFailed, LastErrorAddressBlocked,
 	LastErrorHostNotAllowed, LastErrorHTTPStatus, LastErrorThrottled, LastErrorGone,
-	LastErrorNotAuthorized, LastErrorNotSubscribed, LastErrorEventExpired,
+	LastErrorNotAuthorized, LastErrorNotSubscribed, LastErrorEventExpired, LastErrorInternal,
 }
 
 // LastErrorCodes returns the closed list of last_error codes in the order of

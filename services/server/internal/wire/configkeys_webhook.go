@@ -35,6 +35,8 @@ func webhookConfigKeys() []config.Key {
 			Doc: "Most deliveries on one page of listWebhookDeliveries; a larger limit is lowered to it."},
 		{Name: "webhook.chain_max_deliveries", Kind: config.KindInt, Default: "100", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter02,
 			Doc: "Budget of one run of the delivery job: most deliveries it sends before it leaves the next head to a new job."},
+		{Name: "webhook.job_max_attempts", Kind: config.KindInt, Default: "25", Min: "1", Max: "100", Unit: "runs", Chapter: chapter02,
+			Doc: "Runs a failing delivery job gets (River's backoff between them); after the last, the head names last_error internal_error and gets a job webhook.retry_backoff_cap later."},
 		{Name: "webhook.chain_max_duration", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
 			Doc: "Budget of one run of the delivery job: how long it goes on with the next head before it leaves it to a new job; the run's lease wake-up is due this long plus webhook.delivery_timeout after its start (ADR 0067)."},
 	}
@@ -67,6 +69,8 @@ type WebhookConfig struct {
 	PageSizeMax int `config:"webhook.page_size_max"`
 	// ChainMaxDeliveries is webhook.chain_max_deliveries.
 	ChainMaxDeliveries int `config:"webhook.chain_max_deliveries"`
+	// JobMaxAttempts is webhook.job_max_attempts.
+	JobMaxAttempts int `config:"webhook.job_max_attempts"`
 	// ChainMaxDuration is webhook.chain_max_duration.
 	ChainMaxDuration time.Duration `config:"webhook.chain_max_duration"`
 }

@@ -138,7 +138,7 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 	// Every role registers the delivery job (the api role inserts it on
 	// subscription changes and redeliveries); the worker roles also run the
 	// consumer webhooks, registered before the runner starts.
-	if err := appsjobs.RegisterWebhookDeliver(p.jobs, p.modules.Deliveries); err != nil {
+	if err := appsjobs.RegisterWebhookDeliver(p.jobs, p.modules.Deliveries, cfg.Webhook.JobMaxAttempts); err != nil {
 		return nil, err
 	}
 

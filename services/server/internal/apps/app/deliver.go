@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"time"
 
@@ -50,6 +51,8 @@ type chain struct {
 	stop bool
 	// wakeUp is set once the run's lease wake-up is scheduled (ADR 0067).
 	wakeUp bool
+	// scheduledAt is when the job of the run was due; zero when unknown.
+	scheduledAt time.Time
 }
 
 // wakeUpAt returns when the lease wake-up of a run must run: the latest
@@ -91,25 +94,30 @@ func (s *Deliveries) exhausted(ctx context.Context, c *chain, now time.Time) boo
 	return ok && deadline.Sub(s.clock.Now()) < s.opts.DeliveryTimeout
 }
 
-// Deliver runs the job apps.webhook_deliver for subscriptionID (Design note
-// 4, D-M2-26-3): it claims the subscription's head when it is due, checks
-// the event, webhook_out.deliver with the app's current rights and the
-// routing, signs, leases it for webhook.delivery_timeout, commits, sends
-// outside any transaction, and records the outcome; then it goes on with
-// the next due head within the chain budget. The record of one attempt and
-// the claim of the next share one transaction. The run's first claim
-// schedules its one lease wake-up, at the latest time any lease of the run
-// can end (ADR 0067).
+// Deliver runs the job apps.webhook_deliver for subscriptionID (ADR 0051,
+// D-M2-26-3): it claims the subscription's head when it is due and no
+// attempt of the subscription is in flight, checks the event,
+// webhook_out.deliver with the app's current rights and the routing,
+// signs, takes the subscription's lease for webhook.delivery_timeout,
+// commits, sends outside any transaction with the lease's end as the
+// attempt's deadline, and records the outcome; then it goes on with the
+// next due head within the chain budget. The record of one attempt and the
+// claim of the next share one transaction; when the claim fails, the
+// record is written alone before the error is returned, so an answer that
+// arrived is never lost to a failure of the next head (D-M2-26-39). The
+// run's first claim schedules its one lease wake-up, at the latest time any
+// lease of the run can end (ADR 0067).
 //
 // Every trigger (a round, the chain, a retry, the lease wake-up, a resume,
-// a redelivery) runs the same job; several jobs of one subscription
-// serialize on its row lock and only a due head is sent, so at most one
-// attempt per subscription is in flight and deliveries go out strictly in
-// seq order.
+// a redelivery) runs the same job; the subscription's lease keeps every
+// other job from claiming while an attempt is in flight, whatever made a
+// head due meanwhile, so at most one attempt per subscription is in flight
+// and deliveries go out strictly in seq order (D-M2-26-37). A job that
+// finds the head not due yet leaves a job for the head's time (D-M2-26-40).
 //
 // A job that finds nothing due ends without error. Errors of its own
 // (database, a cancelled context, a failing key or master key) are
-// returned so River retries the job; a retry that finds the lease ahead
+// returned so River retries the job; a retry that finds the lease in force
 // ends, and the lease wake-up sends the head again with the same
 // webhook-id (at least once). An attempt whose record step fails after the
 // receiver answered is therefore sent twice. When the job's context ends
@@ -118,19 +126,31 @@ func (s *Deliveries) exhausted(ctx context.Context, c *chain, now time.Time) boo
 // cancellation cut off is not the receiver's failure and is left to the
 // lease wake-up.
 func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
-	c := &chain{start: s.clock.Now()}
+	return s.DeliverScheduled(ctx, subscriptionID, time.Time{})
+}
+
+// DeliverScheduled is Deliver for a job that was due at scheduledAt
+// (River's scheduled_at; zero when unknown). It tells a job that River made
+// available early by the database's clock from one that ran before the
+// head's time on purpose: a job due at or after the head's time that finds
+// the head not due yet leaves a job for that time (D-M2-26-40); one due
+// earlier (a round, a chain, an owner's change) leaves the head to the job
+// its failure scheduled, so jobs do not pile up behind a head in backoff.
+func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, scheduledAt time.Time) error {
+	c := &chain{start: s.clock.Now(), scheduledAt: scheduledAt}
 	var last *sent
 	for {
 		var (
 			next     *attempt
 			failures []failure
 			changes  []transition
+			recorded bool
 		)
 		finished, wakeUp := c.finished, c.wakeUp
 		err := s.uow.Do(ctx, func(ctx context.Context) error {
 			// The unit of work may run this again after a deadlock, and a
 			// rolled back run inserted no wake-up.
-			next, failures, changes, c.finished, c.wakeUp = nil, nil, nil, finished, wakeUp
+			next, failures, changes, recorded, c.finished, c.wakeUp = nil, nil, nil, false, finished, wakeUp
 			t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
 			if err != nil || !ok {
 				// A subscription deleted during the attempt: its result is
@@ -142,41 +162,103 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 				if err != nil || !goOn {
 					return err
 				}
+				recorded = true
 			}
 			next, err = s.claim(ctx, &t, c, &failures, &changes)
 			return err
 		})
+		if err != nil && recorded {
+			// The claim of the next head failed after the record of the
+			// previous attempt: write the record alone, so the answer that
+			// arrived stays recorded, then let River retry the run.
+			return errors.Join(err, s.recordAlone(ctx, subscriptionID, c, last))
+		}
 		if err != nil {
 			return err
 		}
-		for _, f := range failures {
-			s.logFailure(ctx, f)
-		}
-		for _, tr := range changes {
-			s.logTransition(ctx, tr)
-		}
+		s.logAll(ctx, failures, changes)
 		if next == nil {
 			return nil
 		}
-		res, sendErr := s.sender.Send(ctx, next.req)
-		if ctx.Err() != nil {
-			if sendErr != nil {
-				// The worker stops or the job ran out of time: not the
-				// receiver's failure. The lease wake-up sends the head again.
-				return ctx.Err()
-			}
-			// The answer arrived: record it rather than send it twice.
-			ctx, c.stop = context.WithoutCancel(ctx), true
+		last = s.send(ctx, c, next)
+		if last == nil {
+			// The worker stops, the job ran out of time or the lease ran
+			// out before the send: not the receiver's failure. The lease
+			// wake-up sends the head again.
+			return ctx.Err()
 		}
-		last = &sent{attempt: *next, res: res, err: sendErr}
+		if c.stop {
+			ctx = context.WithoutCancel(ctx)
+		}
 	}
 }
 
-// claim leases the next due head of t and prepares its request, in the
+// send sends a claimed attempt outside any transaction. Its deadline is the
+// end of its lease, measured after the claim committed, so the lease
+// always outlives the attempt it covers (D-M2-26-38): no other job can
+// claim the subscription while the request may still be on its way. It
+// returns nil when the job's own context ended before an answer arrived;
+// an answer that arrived while the context ended is returned with c.stop
+// set, to be recorded.
+func (s *Deliveries) send(ctx context.Context, c *chain, a *attempt) *sent {
+	remaining := a.head.LeaseUntil.Sub(s.clock.Now())
+	if remaining <= 0 {
+		// The commit outlasted the lease: nothing is sent, and the run's
+		// lease wake-up, or any job after the lease, claims the head again.
+		return nil
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, remaining)
+	defer cancel()
+	res, err := s.sender.Send(sendCtx, a.req)
+	if ctx.Err() != nil {
+		if err != nil {
+			return nil
+		}
+		c.stop = true
+	}
+	return &sent{attempt: *a, res: res, err: err}
+}
+
+// recordAlone records last in a unit of work of its own, after the claim
+// of the next head failed in the unit of work the record shared with it.
+func (s *Deliveries) recordAlone(ctx context.Context, subscriptionID ids.ID, c *chain, last *sent) error {
+	var failures []failure
+	var changes []transition
+	err := s.uow.Do(ctx, func(ctx context.Context) error {
+		failures, changes = nil, nil
+		t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
+		if err != nil || !ok {
+			return err
+		}
+		_, err = s.record(ctx, &t, c, last, &failures, &changes)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.logAll(ctx, failures, changes)
+	return nil
+}
+
+// logAll logs the failures and transitions of a committed unit of work.
+func (s *Deliveries) logAll(ctx context.Context, failures []failure, changes []transition) {
+	for _, f := range failures {
+		s.logFailure(ctx, f)
+	}
+	for _, tr := range changes {
+		s.logTransition(ctx, tr)
+	}
+}
+
+// claim claims the next due head of t and prepares its request, in the
 // unit of work of ctx. A head that must not be sent (its event left the
 // log, webhook_out.deliver does not allow it, it is no longer routed) ends
 // without a request and the next head is tried within the chain budget. It
-// returns nil when nothing is to be sent now.
+// returns nil when nothing is to be sent now: an attempt of the
+// subscription is in flight (its run or its lease wake-up goes on), no head
+// is pending, or the head is not due, in which case a job that was due at
+// or after the head's time leaves a job for that time (D-M2-26-40),
+// because River made it available early by the database's clock.
 func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, failures *[]failure, changes *[]transition) (*attempt, error) {
 	if t.State != apps.SubscriptionActive || t.Installation.State != apps.InstallationActive {
 		// Paused, disabled or a suspended installation: the rows wait.
@@ -185,16 +267,26 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 	host := hostOf(t.URL)
 	for {
 		now := s.now()
+		if t.Lease.InForce(now) {
+			return nil, nil
+		}
 		if s.exhausted(ctx, c, now) {
 			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, now)
 		}
 		lease := now.Add(s.opts.DeliveryTimeout)
-		head, ok, err := s.store.ClaimHead(ctx, t.SubscriptionID, now, lease)
-		if err != nil || !ok {
-			// No head, or it is not due: a scheduled retry, the lease
-			// wake-up or the attempt in flight owns it.
+		hc, err := s.store.ClaimHead(ctx, t.SubscriptionID, now, lease)
+		if err != nil {
 			return nil, err
 		}
+		if !hc.Claimed {
+			if hc.DueAt.IsZero() || (!c.scheduledAt.IsZero() && c.scheduledAt.Before(hc.DueAt)) {
+				// No head, or a job that ran before the head's time on
+				// purpose: the job of the head's failure is still ahead.
+				return nil, nil
+			}
+			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, hc.DueAt)
+		}
+		head := hc.Head
 		ev, found, err := s.events.EventByKey(ctx, eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt})
 		if err != nil {
 			return nil, err
@@ -231,6 +323,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 			}
 			c.wakeUp = true
 		}
+		t.Lease = Lease{DeliveryID: head.ID, Until: lease}
 		return a, nil
 	}
 }
@@ -399,7 +492,17 @@ func (s *Deliveries) syncEpoch(ctx context.Context, c *chain) (ids.ID, error) {
 func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, c *chain, last *sent, failures *[]failure, changes *[]transition) (bool, error) {
 	now := s.now()
 	o := domain.Classify(last.res.StatusCode, last.err)
-	rec := AttemptRecord{DeliveryID: last.head.ID, Attempt: last.head.Attempt, LastError: o.LastError, Now: now}
+	rec := AttemptRecord{SubscriptionID: t.SubscriptionID, DeliveryID: last.head.ID, Attempt: last.head.Attempt,
+		StoredAttempt: last.head.Attempt, LastError: o.LastError, Now: now}
+	// backoffAttempt is the n of the backoff interval: the attempt, or for
+	// a target the egress guard refused before any byte left (not an
+	// attempt, D-M2-26-43) the counted failures in a row, so the wait still
+	// grows.
+	backoffAttempt := last.head.Attempt
+	if refusedBeforeSending(o.LastError) {
+		rec.StoredAttempt = last.head.Attempt - 1
+		backoffAttempt = max(t.ConsecutiveFailures+1, 1)
+	}
 	if last.err == nil {
 		rec.ResponseCode = last.res.StatusCode
 	}
@@ -413,7 +516,7 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, c *chain, la
 		rec.Status, cause = apps.DeliveryFailed, domain.EventGone
 	default:
 		wait, hasWait := domain.ParseRetryAfter(last.res.RetryAfter, now)
-		next, dead := domain.NextAttempt(o, last.head.Attempt, wait, hasWait, last.head.CreatedAt, now, s.opts.Retry, s.rnd)
+		next, dead := domain.NextAttempt(o, backoffAttempt, wait, hasWait, last.head.CreatedAt, now, s.opts.Retry, s.rnd)
 		if o.Counted {
 			change.ConsecutiveFailures++
 		}
@@ -441,8 +544,15 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, c *chain, la
 		rec.Subscription = change
 	}
 	ok, err := s.store.RecordAttempt(ctx, rec)
-	if err != nil || !ok {
+	if err != nil {
 		return false, err
+	}
+	if t.Lease.DeliveryID == last.head.ID {
+		// RecordAttempt gave the lease back, also for a discarded result.
+		t.Lease = Lease{}
+	}
+	if !ok {
+		return false, nil
 	}
 	if hasTr {
 		if err := s.recordTransition(ctx, tr); err != nil {
@@ -463,4 +573,11 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, c *chain, la
 	}
 	c.finished++
 	return true, nil
+}
+
+// refusedBeforeSending reports whether an outcome is the egress guard's
+// refusal of the target before any byte left (D-M2-26-43): such a try is a
+// counted failure but not an attempt, since attempt counts requests.
+func refusedBeforeSending(code apps.LastError) bool {
+	return code == apps.LastErrorAddressBlocked || code == apps.LastErrorHostNotAllowed
 }

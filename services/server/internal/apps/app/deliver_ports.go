@@ -49,16 +49,24 @@ type DeliveryStore interface {
 	// SetSubscriptionState writes a system transition: state, disabled_at
 	// (zero for none) and updated_at = now. The caller holds the row lock.
 	SetSubscriptionState(ctx context.Context, id ids.ID, state apps.SubscriptionState, disabledAt, now time.Time) error
-	// ClaimHead leases the subscription's head (its pending row with the
+	// ClaimHead claims the subscription's head (its pending row with the
 	// lowest event_seq) when it is due (next_attempt_at at or before now):
-	// attempt + 1 and next_attempt_at = leaseUntil. It returns the head as
-	// claimed, and false when there is no head or it is not due. The
-	// caller holds the subscription's row lock.
-	ClaimHead(ctx context.Context, subscriptionID ids.ID, now, leaseUntil time.Time) (ClaimedHead, bool, error)
+	// attempt + 1, and the subscription takes the lease of the attempt
+	// (Lease{head, leaseUntil}). The caller holds the subscription's row
+	// lock and has seen no lease in force (DeliveryTarget.Lease). The
+	// result says whether it claimed, and otherwise when a pending head is
+	// due (zero without a head).
+	ClaimHead(ctx context.Context, subscriptionID ids.ID, now, leaseUntil time.Time) (HeadClaim, error)
+	// MarkHeadStalled makes the subscription's head name internal_error
+	// and be due at nextAttemptAt, still pending (D-M2-26-42). It returns
+	// the head's event_seq, and false without a head. The caller holds the
+	// subscription's row lock.
+	MarkHeadStalled(ctx context.Context, subscriptionID ids.ID, nextAttemptAt, now time.Time) (int64, bool, error)
 	// FinishUnsent ends a claimed head without a request: status dead,
 	// last_error code, next_attempt_at cleared and attempt set back to
-	// attempt (an attempt that sent nothing is not counted). response_code
-	// keeps the answer of an earlier attempt.
+	// attempt (an attempt that sent nothing is not counted), and gives the
+	// subscription's lease of the head back. response_code keeps the answer
+	// of an earlier attempt.
 	FinishUnsent(ctx context.Context, deliveryID ids.ID, attempt int, code apps.LastError, now time.Time) error
 	// ExpirePending makes every pending row of the subscription with an
 	// event_seq below belowSeq dead with last_error event_expired and
@@ -68,7 +76,8 @@ type DeliveryStore interface {
 	// is still pending with the claimed attempt, together with the
 	// subscription's change when r.Subscription is set, and returns
 	// whether it did; false means the row was deleted, redelivered or
-	// claimed again, and the result is discarded.
+	// claimed again, and the result is discarded. In every case the
+	// subscription's lease of the delivery is given back.
 	RecordAttempt(ctx context.Context, r AttemptRecord) (bool, error)
 }
 
@@ -104,6 +113,32 @@ type DeliveryTarget struct {
 	// Installation is the subscription's installation with its app
 	// principal, current grants' scopes and event subscriptions.
 	Installation apps.Installation
+	// Lease is the attempt in flight, zero when none.
+	Lease Lease
+}
+
+// Lease is the subscription's attempt in flight (D-M2-26-37): the delivery
+// it covers and when it ends. While it is in force no job claims a head of
+// the subscription.
+type Lease struct {
+	// DeliveryID is the delivery whose attempt is in flight.
+	DeliveryID ids.ID
+	// Until is when the lease ends; the attempt's deadline is never later.
+	Until time.Time
+}
+
+// InForce reports whether the lease still holds at now.
+func (l Lease) InForce(now time.Time) bool { return !l.DeliveryID.IsZero() && now.Before(l.Until) }
+
+// HeadClaim is what ClaimHead found.
+type HeadClaim struct {
+	// Claimed is true when the head was due and is now claimed and leased.
+	Claimed bool
+	// Head is the claimed head; set when Claimed.
+	Head ClaimedHead
+	// DueAt is when the pending head that was not due will be; zero when
+	// Claimed or when there is no head.
+	DueAt time.Time
 }
 
 // SubscriptionRef names a subscription with its state and app.
@@ -127,6 +162,8 @@ type ClaimedHead struct {
 	Attempt int
 	// CreatedAt starts the retry window of webhook.retry_max_age.
 	CreatedAt time.Time
+	// LeaseUntil is when the claim's lease ends: the attempt's deadline.
+	LeaseUntil time.Time
 }
 
 // Expired is the result of ExpirePending.
@@ -140,10 +177,15 @@ type Expired struct {
 // AttemptRecord is the outcome of one sent attempt as RecordAttempt writes
 // it.
 type AttemptRecord struct {
-	// DeliveryID and Attempt name the claimed delivery; the row is written
-	// only while it is pending with this attempt.
-	DeliveryID ids.ID
-	Attempt    int
+	// SubscriptionID, DeliveryID and Attempt name the claimed delivery;
+	// the row is written only while it is pending with this attempt.
+	SubscriptionID ids.ID
+	DeliveryID     ids.ID
+	Attempt        int
+	// StoredAttempt is the attempt the row keeps: Attempt, or Attempt - 1
+	// when the egress guard refused the target before any byte left
+	// (attempt counts requests, D-M2-26-43).
+	StoredAttempt int
 	// Status is the new status; NextAttemptAt is set exactly when it is
 	// pending, DeliveredAt exactly when it is succeeded.
 	Status        apps.DeliveryStatus

@@ -14,6 +14,7 @@ import (
 
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/webhookstest"
+	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/egress/egresstest"
 	"bothy/server/internal/platform/otel/attr"
 )
@@ -46,7 +47,7 @@ func TestDeliveryPrivateAddressRefused(t *testing.T) {
 		require.Equal(t, "pending", row.Status)
 		require.Equal(t, "address_blocked", *row.LastError)
 		require.Nil(t, row.ResponseCode)
-		require.Equal(t, 2, row.Attempt)
+		require.Zero(t, row.Attempt, "a refused address sends no request, so no attempt (D-M2-26-43)")
 		require.Equal(t, 2, b.subscription(t, sub).ConsecutiveFailures, "a refused address is a counted failure")
 		require.Equal(t, int64(2), b.metrics.Blocked(t, "webhook", "address_blocked"))
 
@@ -320,7 +321,12 @@ func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
 	second := b.deliveries(t, sub)[1]
 	require.Equal(t, "pending", second.Status)
 	require.Equal(t, 1, second.Attempt)
-	require.True(t, second.NextAttemptAt.Equal(start.Add(b.opts.DeliveryTimeout)), "the claim leased it for webhook.delivery_timeout")
+	var leaseOf ids.ID
+	var leaseUntil time.Time
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT lease_delivery_id, lease_until FROM webhook_subscriptions WHERE id = $1`, sub).
+		Scan(&leaseOf, &leaseUntil))
+	require.Equal(t, second.ID, leaseOf, "the subscription holds the lease of the second head")
+	require.True(t, leaseUntil.Equal(start.Add(b.opts.DeliveryTimeout)), "the claim leased it for webhook.delivery_timeout")
 
 	b.deliver(t, sub) // River's retry of the run, inside the lease
 	require.Len(t, b.recv.requests(), 2, "the lease keeps a retry from sending")

@@ -82,6 +82,12 @@ type options struct {
 	// realClock uses the real clock, for tests whose jobs River must run
 	// on time; otherwise a fake clock starts at the current time.
 	realClock bool
+	// clk, when set, is the delivery path's clock (for example a real
+	// clock running behind the database's).
+	clk clock.Clock
+	// jobMaxAttempts sets the runs a failing delivery job gets (0: River's
+	// default).
+	jobMaxAttempts int
 	// blockPrivate leaves the allow_private entry out of
 	// egress.allowed_hosts.
 	blockPrivate bool
@@ -111,6 +117,8 @@ type bundle struct {
 	appID     ids.ID
 	sub       ids.ID // Tracker's subscription, created by its install
 	runtime   *jobs.Runtime
+	pool      *pgxpool.Pool // the delivery path's pool
+	jobMax    int           // options.jobMaxAttempts
 	d         *app.Deliveries
 	round     *syncapp.Runner
 	recv      *receiver
@@ -136,6 +144,9 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	b.clock = b.fake
 	if o.realClock {
 		b.clock = clock.Real{}
+	}
+	if o.clk != nil {
+		b.clock = o.clk
 	}
 	if o.change != nil {
 		o.change(&b.opts)
@@ -203,15 +214,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	if o.worker {
 		role = "worker"
 	}
-	b.runtime, err = jobs.New(jobs.Options{
-		Role:              role,
-		Queues:            map[string]jobs.QueueOptions{jobs.QueueDefault: {MaxWorkers: 2}, jobs.QueueDelivery: {MaxWorkers: 4}, jobs.QueueMaintenance: {MaxWorkers: 1}},
-		FetchPollInterval: 50 * time.Millisecond,
-		FetchCooldown:     5 * time.Millisecond,
-		JobTimeout:        time.Minute,
-		ShutdownTimeout:   5 * time.Second,
-	}, jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
+	b.runtime = newRuntime(t, pool, role)
 
 	var logger *slog.Logger
 	logger, b.log = egresstest.NewLogs()
@@ -236,16 +239,10 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 		Clock: b.clock, Random: o.random, Logger: logger,
 	}, b.opts)
 	require.NoError(t, err)
-	require.NoError(t, appsjobs.RegisterWebhookDeliver(b.runtime, b.d))
+	b.pool, b.jobMax = pool, o.jobMaxAttempts
+	require.NoError(t, appsjobs.RegisterWebhookDeliver(b.runtime, b.d, o.jobMaxAttempts))
 	if o.worker {
-		ctx, cancel := context.WithCancel(bg)
-		require.NoError(t, b.runtime.Start(ctx))
-		t.Cleanup(func() {
-			stop, done := context.WithTimeout(bg, 10*time.Second)
-			defer done()
-			_ = b.runtime.Stop(stop)
-			cancel()
-		})
+		startRuntime(t, b.runtime)
 	}
 
 	sessions, err := syncpg.NewSessions(pool, b.clock, syncpg.SessionOptions{PollInterval: time.Hour})
@@ -258,6 +255,55 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	// come before Tracker's subscription could match any of them.
 	b.drain(t)
 	return b
+}
+
+// newRuntime returns a River runtime in role on the delivery path's pool.
+func newRuntime(t testing.TB, pool *pgxpool.Pool, role string) *jobs.Runtime {
+	t.Helper()
+	rt, err := jobs.New(jobs.Options{
+		Role:              role,
+		Queues:            map[string]jobs.QueueOptions{jobs.QueueDefault: {MaxWorkers: 2}, jobs.QueueDelivery: {MaxWorkers: 4}, jobs.QueueMaintenance: {MaxWorkers: 1}},
+		FetchPollInterval: 50 * time.Millisecond,
+		FetchCooldown:     5 * time.Millisecond,
+		JobTimeout:        time.Minute,
+		ShutdownTimeout:   5 * time.Second,
+	}, jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	return rt
+}
+
+// startRuntime starts rt and stops it when the test ends.
+func startRuntime(t testing.TB, rt *jobs.Runtime) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(bg)
+	require.NoError(t, rt.Start(ctx))
+	t.Cleanup(func() {
+		stop, done := context.WithTimeout(bg, 10*time.Second)
+		defer done()
+		_ = rt.Stop(stop)
+		cancel()
+	})
+}
+
+// secondWorker starts a second runtime in role worker on the same
+// database, as a second worker process would run: River hands each job to
+// one of the two.
+func (b *bundle) secondWorker(t testing.TB) *jobs.Runtime {
+	t.Helper()
+	rt := newRuntime(t, b.pool, "worker")
+	require.NoError(t, appsjobs.RegisterWebhookDeliver(rt, b.d, b.jobMax))
+	startRuntime(t, rt)
+	return rt
+}
+
+// logged reports whether the delivery path logged a line with msg.
+func (b *bundle) logged(msg string) bool {
+	for _, r := range b.log.Records() {
+		if r.Message == msg {
+			return true
+		}
+	}
+	return false
 }
 
 // drain runs rounds until the consumer is at the head of the log.
@@ -441,6 +487,9 @@ type receiver struct {
 	got     []received
 	respond func(n int, w http.ResponseWriter, r *http.Request)
 	arrived chan struct{}
+	// inFlight and peak count the requests being answered now and the
+	// most at any one time.
+	inFlight, peak int
 }
 
 func newReceiver(t testing.TB) *receiver {
@@ -450,6 +499,13 @@ func newReceiver(t testing.TB) *receiver {
 		body, _ := io.ReadAll(r.Body)
 		rv.mu.Lock()
 		n := len(rv.got)
+		rv.inFlight++
+		rv.peak = max(rv.peak, rv.inFlight)
+		defer func() {
+			rv.mu.Lock()
+			rv.inFlight--
+			rv.mu.Unlock()
+		}()
 		rv.got = append(rv.got, received{host: r.Host, id: r.Header.Get("webhook-id"), timestamp: r.Header.Get("webhook-timestamp"),
 			sig: r.Header.Get("webhook-signature"), ua: r.Header.Get("User-Agent"), contentType: r.Header.Get("Content-Type"), body: body})
 		respond := rv.respond
@@ -485,6 +541,13 @@ func (rv *receiver) hostPort() string {
 
 func (rv *receiver) url(pathAndQuery string) string {
 	return "https://" + rv.hostPort() + pathAndQuery
+}
+
+// peakInFlight returns the most requests the receiver held at once.
+func (rv *receiver) peakInFlight() int {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return rv.peak
 }
 
 // requests returns what arrived so far.

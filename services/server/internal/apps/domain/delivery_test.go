@@ -243,7 +243,7 @@ func TestLastErrorCodesAreTheClosedList(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		"timeout", "connection_failed", "tls_failed", "address_blocked", "host_not_allowed",
-		"http_status", "throttled", "gone", "not_authorized", "not_subscribed", "event_expired",
+		"http_status", "throttled", "gone", "not_authorized", "not_subscribed", "event_expired", "internal_error",
 	}, got)
 	for _, c := range apps.LastErrorCodes() {
 		require.True(t, c.Valid(), c)

@@ -28,6 +28,9 @@ type Job[A Args] struct {
 	Attempt int
 	// MaxAttempts is the attempt after which a failure discards the job.
 	MaxAttempts int
+	// ScheduledAt is when the job was due: the time it was inserted for,
+	// or its insert time when it was due at once.
+	ScheduledAt time.Time
 }
 
 // Handler works one job. Its context carries the deadline of the kind's
@@ -162,6 +165,6 @@ func (w *worker[A]) Timeout(*river.Job[A]) time.Duration { return w.timeout }
 func (w *worker[A]) Work(ctx context.Context, j *river.Job[A]) error {
 	final := j.Attempt >= j.MaxAttempts
 	return w.r.run(ctx, w.kind, w.queue, final, func(ctx context.Context) error {
-		return w.h(ctx, Job[A]{Args: j.Args, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts})
+		return w.h(ctx, Job[A]{Args: j.Args, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, ScheduledAt: j.ScheduledAt.UTC()})
 	})
 }

@@ -114,12 +114,13 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 // session: the cursor row lock serializes it with any concurrent round of
 // the same consumer. Tests and tools use it; Run uses the same round.
 //
-// A round is one unit of work: lock the cursor, plan with
-// domain.PlanRound, call HandleLost once when events were lost and the
-// handler implements sync.ConsumerLossHandler, read up to
-// consumer.batch_size events after the cursor in seq order, call
-// HandleEvent for each, move the cursor to the last one (or past the lost
-// range), commit. Any error rolls back all of it and is returned as is.
+// A round is one unit of work: lock the cursor, read up to
+// consumer.batch_size events after the cursor in seq order, then the
+// retention watermark (in this order, so a drop between the two reads is
+// never missed), plan with domain.PlanRound, call HandleLost once when
+// events were lost and the handler implements sync.ConsumerLossHandler,
+// call HandleEvent for each event read, move the cursor to the last one
+// (or past the lost range), commit. Any error rolls back all of it and is returned as is.
 func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
 	res, err := r.round(ctx)
 	return res.handled, err
@@ -140,9 +141,24 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 		if err != nil {
 			return err
 		}
+		// The events first, the watermark second (D-M2-26-36): partition
+		// maintenance may commit between two statements of the round, and
+		// it raises the watermark and drops the events below it at once.
+		// Read in this order, every event after the cursor is either among
+		// those read or below the watermark read afterwards, so it is
+		// handled or reported lost; read the other way round, a drop in
+		// between hid events from both.
+		events, err := r.deps.Events.ReadAfter(ctx, cursor, r.opts.BatchSize)
+		if err != nil {
+			return err
+		}
 		minRetained, err := r.deps.Events.MinRetainedSeq(ctx)
 		if err != nil {
 			return err
+		}
+		if len(events) > 0 {
+			// What was read is handled, even if retention dropped it since.
+			minRetained = min(minRetained, events[0].Seq)
 		}
 		plan, err := domain.PlanRound(cursor, minRetained, r.opts.BatchSize)
 		if err != nil {
@@ -155,10 +171,6 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 					return err
 				}
 			}
-		}
-		events, err := r.deps.Events.ReadAfter(ctx, plan.After, plan.Limit)
-		if err != nil {
-			return err
 		}
 		var last int64
 		for _, ev := range events {

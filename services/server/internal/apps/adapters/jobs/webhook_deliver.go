@@ -5,6 +5,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"bothy/server/internal/apps/app"
@@ -30,26 +31,41 @@ func (WebhookDeliver) Kind() string { return KindWebhookDeliver }
 // Deliverer runs the delivery job of one subscription; *app.Deliveries
 // implements it.
 type Deliverer interface {
-	// Deliver sends the subscription's due heads in order (app.Deliveries.
-	// Deliver); an error makes River retry the job.
-	Deliver(ctx context.Context, subscriptionID ids.ID) error
+	// DeliverScheduled sends the subscription's due heads in order
+	// (app.Deliveries.DeliverScheduled) for a job that was due at
+	// scheduledAt; an error makes River retry the job.
+	DeliverScheduled(ctx context.Context, subscriptionID ids.ID, scheduledAt time.Time) error
+	// Stalled runs after the last run of a job failed with cause
+	// (app.Deliveries.Stalled): the head names the failure and keeps a job.
+	Stalled(ctx context.Context, subscriptionID ids.ID, cause error) error
 }
 
 // RegisterWebhookDeliver registers the handler of apps.webhook_deliver in
-// queue delivery on rt. Every role calls it: role api inserts the job
-// (redelivery, resume, subscription changes), roles worker and all run it.
-// The handler calls d.Deliver; a job that finds nothing due simply ends,
-// and a failure returns its error so River retries the job with its
-// defaults (the lease of Design note 4 keeps a retry from sending twice).
+// queue delivery on rt with maxAttempts runs per job
+// (webhook.job_max_attempts; 0 is River's default). Every role calls it:
+// role api inserts the job (redelivery, resume, subscription changes),
+// roles worker and all run it. The handler calls d.DeliverScheduled with
+// the time the job was due; a job that
+// finds nothing due simply ends, and a failure returns its error so River
+// retries the job (the subscription's lease keeps a retry from sending
+// twice). When the last run fails, the handler calls d.Stalled, so a head
+// that keeps failing on our side is never left silent and without a job
+// (D-M2-26-42), and returns the run's error.
 // It returns the error of jobs.Register (a kind registered twice, or
 // registration already closed) and panics on nil arguments, a wiring bug.
-func RegisterWebhookDeliver(rt *jobs.Runtime, d Deliverer) error {
+func RegisterWebhookDeliver(rt *jobs.Runtime, d Deliverer, maxAttempts int) error {
 	if rt == nil || d == nil {
 		panic("apps/jobs: RegisterWebhookDeliver needs a runtime and a deliverer")
 	}
 	return jobs.Register(rt, func(ctx context.Context, job jobs.Job[WebhookDeliver]) error {
-		return d.Deliver(ctx, job.Args.SubscriptionID)
-	}, jobs.HandlerOptions{Queue: jobs.QueueDelivery})
+		err := d.DeliverScheduled(ctx, job.Args.SubscriptionID, job.ScheduledAt)
+		if err != nil && job.Attempt >= job.MaxAttempts && ctx.Err() == nil {
+			if serr := d.Stalled(ctx, job.Args.SubscriptionID, err); serr != nil {
+				return errors.Join(err, serr)
+			}
+		}
+		return err
+	}, jobs.HandlerOptions{Queue: jobs.QueueDelivery, MaxAttempts: maxAttempts})
 }
 
 // Scheduler implements app.DeliveryScheduler over the job inserter.

@@ -23,9 +23,11 @@ func TestWebhookDeliverArgsAreValid(t *testing.T) {
 // deliverFunc adapts a function to appsjobs.Deliverer.
 type deliverFunc func(ctx context.Context, subscriptionID ids.ID) error
 
-func (f deliverFunc) Deliver(ctx context.Context, subscriptionID ids.ID) error {
+func (f deliverFunc) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, _ time.Time) error {
 	return f(ctx, subscriptionID)
 }
+
+func (deliverFunc) Stalled(context.Context, ids.ID, error) error { return nil }
 
 func TestRegisterWebhookDeliverUsesTheDeliveryQueue(t *testing.T) {
 	t.Parallel()
@@ -36,10 +38,10 @@ func TestRegisterWebhookDeliverUsesTheDeliveryQueue(t *testing.T) {
 	rt, err := jobs.New(jobs.Options{Role: "api", FetchPollInterval: time.Second, FetchCooldown: 10 * time.Millisecond},
 		jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	require.NoError(t, appsjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil })))
+	require.NoError(t, appsjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil }), 0))
 	o, ok := rt.Registered(appsjobs.KindWebhookDeliver)
 	require.True(t, ok)
 	require.Equal(t, jobs.QueueDelivery, o.Queue)
-	require.Error(t, appsjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil })),
+	require.Error(t, appsjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil }), 0),
 		"a kind is registered once")
 }

@@ -123,6 +123,7 @@ func (s *DeliveryStore) LockDeliveryTarget(ctx context.Context, id ids.ID) (app.
 		HMACRotatedAt:       utc(r.HmacRotatedAt),
 		ConsecutiveFailures: int(r.ConsecutiveFailures),
 		DisabledAt:          utc(r.DisabledAt),
+		Lease:               app.Lease{DeliveryID: r.LeaseDeliveryID, Until: utc(r.LeaseUntil)},
 		Installation: apps.Installation{
 			ID:                 r.InstallationID,
 			AppID:              r.AppID,
@@ -166,18 +167,39 @@ func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, sta
 }
 
 // ClaimHead implements app.DeliveryStore.
-func (s *DeliveryStore) ClaimHead(ctx context.Context, subscriptionID ids.ID, now, leaseUntil time.Time) (app.ClaimedHead, bool, error) {
+func (s *DeliveryStore) ClaimHead(ctx context.Context, subscriptionID ids.ID, now, leaseUntil time.Time) (app.HeadClaim, error) {
 	r, err := s.q(ctx).WebhookDeliveryClaimHead(ctx, db.WebhookDeliveryClaimHeadParams{
 		LeaseUntil: leaseUntil, Now: now, SubscriptionID: subscriptionID,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return app.ClaimedHead{}, false, nil
+		return app.HeadClaim{}, nil
 	}
 	if err != nil {
-		return app.ClaimedHead{}, false, errs.Wrap(err, "apps: claiming the webhook head failed")
+		return app.HeadClaim{}, errs.Wrap(err, "apps: claiming the webhook head failed")
 	}
-	return app.ClaimedHead{ID: r.ID, EventSeq: r.EventSeq, EventID: r.EventID, EventOccurredAt: r.EventOccurredAt.UTC(),
-		Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC()}, true, nil
+	if !r.Claimed {
+		return app.HeadClaim{DueAt: r.DueAt.UTC()}, nil
+	}
+	if r.Leased != 1 {
+		return app.HeadClaim{}, errs.Internalf("apps: the claimed head's subscription took no lease")
+	}
+	return app.HeadClaim{Claimed: true, Head: app.ClaimedHead{ID: r.HeadID, EventSeq: r.EventSeq, EventID: r.EventID,
+		EventOccurredAt: r.EventOccurredAt.UTC(), Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC(),
+		LeaseUntil: leaseUntil}}, nil
+}
+
+// MarkHeadStalled implements app.DeliveryStore.
+func (s *DeliveryStore) MarkHeadStalled(ctx context.Context, subscriptionID ids.ID, nextAttemptAt, now time.Time) (int64, bool, error) {
+	seq, err := s.q(ctx).WebhookDeliveryMarkHeadStalled(ctx, db.WebhookDeliveryMarkHeadStalledParams{
+		NextAttemptAt: nextAttemptAt, Now: now, SubscriptionID: subscriptionID,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, errs.Wrap(err, "apps: marking the stalled webhook head failed")
+	}
+	return seq, true, nil
 }
 
 // FinishUnsent implements app.DeliveryStore.
@@ -208,14 +230,16 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 // RecordAttempt implements app.DeliveryStore.
 func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
 	p := db.WebhookDeliveryRecordAttemptParams{
-		Status:        string(r.Status),
-		NextAttemptAt: nullTime(r.NextAttemptAt),
-		LastError:     nullString(string(r.LastError)),
-		ResponseCode:  nullInt32(r.ResponseCode),
-		DeliveredAt:   nullTime(r.DeliveredAt),
-		Now:           r.Now,
-		ID:            r.DeliveryID,
-		Attempt:       int32(r.Attempt),
+		Status:         string(r.Status),
+		NextAttemptAt:  nullTime(r.NextAttemptAt),
+		LastError:      nullString(string(r.LastError)),
+		ResponseCode:   nullInt32(r.ResponseCode),
+		DeliveredAt:    nullTime(r.DeliveredAt),
+		Now:            r.Now,
+		ID:             r.DeliveryID,
+		Attempt:        int32(r.Attempt),
+		StoredAttempt:  int32(r.StoredAttempt),
+		SubscriptionID: r.SubscriptionID,
 	}
 	if c := r.Subscription; c != nil {
 		p.ChangeSubscription = true
@@ -227,5 +251,5 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 	if err != nil {
 		return false, errs.Wrap(err, "apps: recording the webhook attempt failed")
 	}
-	return n == 1, nil
+	return n.Recorded == 1, nil
 }

@@ -148,25 +148,31 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, inst.PrincipalID, target.Installation.PrincipalID)
 		require.Equal(t, []string{"message.created"}, target.EventTypes)
-		_, ok, err = s.ClaimHead(ctx, sub, start.Add(-time.Second), start.Add(time.Minute))
+		require.False(t, target.Lease.InForce(start), "no attempt in flight yet")
+		hc, err := s.ClaimHead(ctx, sub, start.Add(-time.Second), start.Add(time.Minute))
 		require.NoError(t, err)
-		require.False(t, ok, "a head due later is not claimed")
-		head, ok, err = s.ClaimHead(ctx, sub, start, start.Add(time.Minute))
-		require.True(t, ok)
+		require.False(t, hc.Claimed, "a head due later is not claimed")
+		require.True(t, hc.DueAt.Equal(start), "the head's due time is told")
+		hc, err = s.ClaimHead(ctx, sub, start, start.Add(time.Minute))
+		require.True(t, hc.Claimed)
+		head = hc.Head
 		return err
 	}))
 	require.Equal(t, int64(7), head.EventSeq, "the head is the lowest pending seq")
 	require.Equal(t, 1, head.Attempt)
-	_, ok, err := s.ClaimHead(ctx, sub, start.Add(30*time.Second), start.Add(time.Minute))
-	require.NoError(t, err)
-	require.False(t, ok, "a leased head is not due before its lease ends")
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		target, _, err := s.LockDeliveryTarget(ctx, sub)
+		require.Equal(t, app.Lease{DeliveryID: head.ID, Until: start.Add(time.Minute)}, target.Lease,
+			"the subscription holds the lease of the attempt")
+		return err
+	}))
 
-	rec := app.AttemptRecord{DeliveryID: head.ID, Attempt: 2, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200, Now: start,
+	rec := app.AttemptRecord{SubscriptionID: sub, DeliveryID: head.ID, Attempt: 2, StoredAttempt: 2, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200, Now: start,
 		Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, Delivered: true, SigningKeyKID: "kid-2"}}
-	ok, err = s.RecordAttempt(ctx, rec)
+	ok, err := s.RecordAttempt(ctx, rec)
 	require.NoError(t, err)
 	require.False(t, ok, "another attempt's result is discarded")
-	rec.Attempt = 1
+	rec.Attempt, rec.StoredAttempt = 1, 1
 	ok, err = s.RecordAttempt(ctx, rec)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -179,6 +185,10 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 		Scan(&lastSeq, &kid))
 	require.Equal(t, int64(7), lastSeq)
 	require.Equal(t, "kid-2", kid)
+	var leased bool
+	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT lease_delivery_id IS NOT NULL FROM webhook_subscriptions WHERE id = $1`, sub).
+		Scan(&leased))
+	require.False(t, leased, "the record gave the lease back")
 
 	exp, err := s.ExpirePending(ctx, sub, 100, start)
 	require.NoError(t, err)

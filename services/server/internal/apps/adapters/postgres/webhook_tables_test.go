@@ -103,6 +103,9 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			{"created_by", "uuid", false, ""},
 			{"created_at", "timestamp with time zone", false, ""},
 			{"updated_at", "timestamp with time zone", false, ""},
+			// 00044: the lease of the attempt in flight (ADR 0069).
+			{"lease_delivery_id", "uuid", true, ""},
+			{"lease_until", "timestamp with time zone", true, ""},
 		}, columns(t, db.Owner, "webhook_subscriptions"))
 	})
 
@@ -138,13 +141,14 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			"webhook_subscriptions_one_target":                 "CHECK (((app_installation_id IS NULL) <> (agent_id IS NULL)))",
 			"webhook_subscriptions_hmac_generation":            "CHECK ((hmac_enabled OR (hmac_generation = 0)))",
 			"webhook_subscriptions_disabled_at_by_state":       "CHECK (((state = 'disabled'::text) = (disabled_at IS NOT NULL)))",
+			"webhook_subscriptions_lease_complete":             "CHECK (((lease_delivery_id IS NULL) = (lease_until IS NULL)))",
 		}, constraints(t, db.Owner, "webhook_subscriptions", "c"))
 		require.Equal(t, map[string]string{
 			"webhook_deliveries_status_check":  "CHECK ((status = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text, 'dead'::text])))",
 			"webhook_deliveries_attempt_check": "CHECK ((attempt >= 0))",
 			"webhook_deliveries_last_error_check": "CHECK ((last_error = ANY (ARRAY['timeout'::text, 'connection_failed'::text, " +
 				"'tls_failed'::text, 'address_blocked'::text, 'host_not_allowed'::text, 'http_status'::text, 'throttled'::text, " +
-				"'gone'::text, 'not_authorized'::text, 'not_subscribed'::text, 'event_expired'::text])))",
+				"'gone'::text, 'not_authorized'::text, 'not_subscribed'::text, 'event_expired'::text, 'internal_error'::text])))",
 			"webhook_deliveries_response_code_check":    "CHECK (((response_code >= 100) AND (response_code <= 599)))",
 			"webhook_deliveries_next_attempt_by_status": "CHECK (((status = 'pending'::text) = (next_attempt_at IS NOT NULL)))",
 			"webhook_deliveries_delivered_at_by_status": "CHECK (((status = 'succeeded'::text) = (delivered_at IS NOT NULL)))",

@@ -268,4 +268,6 @@ type WebhookSubscription struct {
 	CreatedBy           ids.ID
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	LeaseDeliveryID     ids.ID
+	LeaseUntil          *time.Time
 }

@@ -13,45 +13,72 @@ import (
 )
 
 const webhookDeliveryClaimHead = `-- name: WebhookDeliveryClaimHead :one
-UPDATE webhook_deliveries d
-SET attempt = d.attempt + 1, next_attempt_at = $1::timestamptz, updated_at = $2
-FROM (
-    SELECT h.id FROM webhook_deliveries h
-    WHERE h.subscription_id = $3 AND h.status = 'pending'
+WITH head AS (
+    SELECT h.id, h.next_attempt_at FROM webhook_deliveries h
+    WHERE h.subscription_id = $2 AND h.status = 'pending'
     ORDER BY h.event_seq
     LIMIT 1
-) AS head
-WHERE d.id = head.id AND d.next_attempt_at <= $2
-RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
+), claimed AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt + 1, updated_at = $1
+    FROM head
+    WHERE d.id = head.id AND head.next_attempt_at <= $1
+    RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
+), leased AS (
+    UPDATE webhook_subscriptions s
+    SET lease_delivery_id = claimed.id, lease_until = $3::timestamptz
+    FROM claimed
+    WHERE s.id = $2
+    RETURNING s.id
+)
+SELECT head.id AS head_id, head.next_attempt_at::timestamptz AS due_at,
+       (claimed.id IS NOT NULL)::boolean AS claimed,
+       coalesce(claimed.event_seq, 0)::bigint AS event_seq,
+       coalesce(claimed.event_id, head.id)::uuid AS event_id,
+       coalesce(claimed.event_occurred_at, $1)::timestamptz AS event_occurred_at,
+       coalesce(claimed.attempt, 0)::int AS attempt,
+       coalesce(claimed.created_at, $1)::timestamptz AS created_at,
+       (SELECT count(*) FROM leased)::int AS leased
+FROM head LEFT JOIN claimed ON claimed.id = head.id
 `
 
 type WebhookDeliveryClaimHeadParams struct {
-	LeaseUntil     time.Time
 	Now            time.Time
 	SubscriptionID ids.ID
+	LeaseUntil     time.Time
 }
 
 type WebhookDeliveryClaimHeadRow struct {
-	ID              ids.ID
+	HeadID          ids.ID
+	DueAt           time.Time
+	Claimed         bool
 	EventSeq        int64
 	EventID         ids.ID
 	EventOccurredAt time.Time
 	Attempt         int32
 	CreatedAt       time.Time
+	Leased          int32
 }
 
 // The head is the subscription's pending row with the lowest event_seq
-// (index webhook_deliveries_head_idx); it is leased only when it is due.
+// (index webhook_deliveries_head_idx). When it is due it is claimed
+// (attempt + 1) and the subscription takes the lease of the attempt
+// (lease_delivery_id, lease_until); the caller holds the subscription's row
+// lock and has seen no lease in force. claimed is false for a head that is
+// not due; then due_at tells when it is. No row: no head.
 func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliveryClaimHeadParams) (WebhookDeliveryClaimHeadRow, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryClaimHead, arg.LeaseUntil, arg.Now, arg.SubscriptionID)
+	row := q.db.QueryRow(ctx, webhookDeliveryClaimHead, arg.Now, arg.SubscriptionID, arg.LeaseUntil)
 	var i WebhookDeliveryClaimHeadRow
 	err := row.Scan(
-		&i.ID,
+		&i.HeadID,
+		&i.DueAt,
+		&i.Claimed,
 		&i.EventSeq,
 		&i.EventID,
 		&i.EventOccurredAt,
 		&i.Attempt,
 		&i.CreatedAt,
+		&i.Leased,
 	)
 	return i, err
 }
@@ -132,9 +159,19 @@ func (q *Queries) WebhookDeliveryExpirePending(ctx context.Context, arg WebhookD
 }
 
 const webhookDeliveryFinishUnsent = `-- name: WebhookDeliveryFinishUnsent :execrows
-UPDATE webhook_deliveries
-SET status = 'dead', attempt = $1, next_attempt_at = NULL, last_error = $2, updated_at = $3
-WHERE id = $4 AND status = 'pending'
+WITH finished AS (
+    UPDATE webhook_deliveries d
+    SET status = 'dead', attempt = $1, next_attempt_at = NULL, last_error = $2, updated_at = $3
+    WHERE d.id = $4 AND d.status = 'pending'
+    RETURNING d.id, d.subscription_id
+), released AS (
+    UPDATE webhook_subscriptions s
+    SET lease_delivery_id = NULL, lease_until = NULL
+    FROM finished
+    WHERE s.id = finished.subscription_id AND s.lease_delivery_id = finished.id
+    RETURNING s.id
+)
+SELECT id FROM finished
 `
 
 type WebhookDeliveryFinishUnsentParams struct {
@@ -144,6 +181,8 @@ type WebhookDeliveryFinishUnsentParams struct {
 	ID        ids.ID
 }
 
+// A claimed head that ends without a request gives the subscription's lease
+// back in the same statement.
 func (q *Queries) WebhookDeliveryFinishUnsent(ctx context.Context, arg WebhookDeliveryFinishUnsentParams) (int64, error) {
 	result, err := q.db.Exec(ctx, webhookDeliveryFinishUnsent,
 		arg.Attempt,
@@ -158,12 +197,18 @@ func (q *Queries) WebhookDeliveryFinishUnsent(ctx context.Context, arg WebhookDe
 }
 
 const webhookDeliveryInsertForEvent = `-- name: WebhookDeliveryInsertForEvent :many
+WITH live AS (
+    SELECT s.id FROM webhook_subscriptions s
+    WHERE s.id = ANY($6::uuid[])
+    FOR KEY SHARE
+)
 INSERT INTO webhook_deliveries (
     id, subscription_id, event_seq, event_id, event_occurred_at, status, attempt, next_attempt_at, created_at, updated_at
 )
 SELECT u.id, u.subscription_id, $1::bigint, $2::uuid, $3::timestamptz, 'pending', 0,
        $4::timestamptz, $4, $4
 FROM (SELECT unnest($5::uuid[]) AS id, unnest($6::uuid[]) AS subscription_id) AS u
+JOIN live ON live.id = u.subscription_id
 ON CONFLICT (subscription_id, event_seq) DO NOTHING
 RETURNING subscription_id
 `
@@ -177,6 +222,12 @@ type WebhookDeliveryInsertForEventParams struct {
 	SubscriptionIds []ids.ID
 }
 
+// Only subscriptions that still exist get a row: the round read its
+// candidates earlier in the transaction, and an owner may have deleted one
+// since. FOR KEY SHARE skips a row deleted meanwhile (it waits for a delete
+// in progress) and holds the rest until the round commits, so the foreign
+// key check never fails and a deleted subscription costs only itself
+// (D-M2-26-41).
 func (q *Queries) WebhookDeliveryInsertForEvent(ctx context.Context, arg WebhookDeliveryInsertForEventParams) ([]ids.ID, error) {
 	rows, err := q.db.Query(ctx, webhookDeliveryInsertForEvent,
 		arg.EventSeq,
@@ -204,36 +255,74 @@ func (q *Queries) WebhookDeliveryInsertForEvent(ctx context.Context, arg Webhook
 	return items, nil
 }
 
+const webhookDeliveryMarkHeadStalled = `-- name: WebhookDeliveryMarkHeadStalled :one
+UPDATE webhook_deliveries d
+SET last_error = 'internal_error', next_attempt_at = $1::timestamptz, updated_at = $2
+FROM (
+    SELECT h.id FROM webhook_deliveries h
+    WHERE h.subscription_id = $3 AND h.status = 'pending'
+    ORDER BY h.event_seq
+    LIMIT 1
+) AS head
+WHERE d.id = head.id
+RETURNING d.event_seq
+`
+
+type WebhookDeliveryMarkHeadStalledParams struct {
+	NextAttemptAt  time.Time
+	Now            time.Time
+	SubscriptionID ids.ID
+}
+
+// The head of a subscription whose delivery job spent its runs on errors
+// of our own (D-M2-26-42): it stays pending, names internal_error and is
+// due again at next_attempt_at. The caller holds the subscription's row
+// lock.
+func (q *Queries) WebhookDeliveryMarkHeadStalled(ctx context.Context, arg WebhookDeliveryMarkHeadStalledParams) (int64, error) {
+	row := q.db.QueryRow(ctx, webhookDeliveryMarkHeadStalled, arg.NextAttemptAt, arg.Now, arg.SubscriptionID)
+	var event_seq int64
+	err := row.Scan(&event_seq)
+	return event_seq, err
+}
+
 const webhookDeliveryRecordAttempt = `-- name: WebhookDeliveryRecordAttempt :one
 WITH delivery AS (
     UPDATE webhook_deliveries d
     SET status = $1,
-        next_attempt_at = $2,
-        last_error = $3,
-        response_code = $4,
-        delivered_at = $5,
-        updated_at = $6
-    WHERE d.id = $7 AND d.status = 'pending' AND d.attempt = $8
-    RETURNING d.subscription_id, d.event_seq
+        attempt = $2,
+        next_attempt_at = $3,
+        last_error = $4,
+        response_code = $5,
+        delivered_at = $6,
+        updated_at = $7
+    WHERE d.id = $8 AND d.status = 'pending' AND d.attempt = $9
+    RETURNING d.event_seq
+), outcome AS (
+    SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
 ), subscription AS (
     UPDATE webhook_subscriptions s
-    SET state = $9,
-        disabled_at = $10,
-        consecutive_failures = $11,
-        last_delivered_seq = CASE WHEN $12::boolean
-                                  THEN GREATEST(s.last_delivered_seq, delivery.event_seq)
+    SET state = CASE WHEN o.recorded AND $10::boolean THEN $11::text ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND $10::boolean THEN $12::timestamptz ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND $10::boolean THEN $13::int ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND $10::boolean AND $14::boolean
+                                  THEN GREATEST(s.last_delivered_seq, o.event_seq)
                                   ELSE s.last_delivered_seq END,
-        signing_key_kid = coalesce($13::text, s.signing_key_kid),
-        updated_at = $6
-    FROM delivery
-    WHERE s.id = delivery.subscription_id AND $14::boolean
+        signing_key_kid = CASE WHEN o.recorded AND $10::boolean
+                               THEN coalesce($15::text, s.signing_key_kid)
+                               ELSE s.signing_key_kid END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = $8 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = $8 THEN NULL ELSE s.lease_until END,
+        updated_at = CASE WHEN o.recorded AND $10::boolean THEN $7 ELSE s.updated_at END
+    FROM outcome o
+    WHERE s.id = $16
     RETURNING s.id
 )
-SELECT count(*)::int AS recorded FROM delivery
+SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions
 `
 
 type WebhookDeliveryRecordAttemptParams struct {
 	Status              string
+	StoredAttempt       int32
 	NextAttemptAt       *time.Time
 	LastError           *string
 	ResponseCode        *int32
@@ -241,20 +330,32 @@ type WebhookDeliveryRecordAttemptParams struct {
 	Now                 time.Time
 	ID                  ids.ID
 	Attempt             int32
+	ChangeSubscription  bool
 	State               string
 	DisabledAt          *time.Time
 	ConsecutiveFailures int32
 	Delivered           bool
 	SigningKeyKid       *string
-	ChangeSubscription  bool
+	SubscriptionID      ids.ID
+}
+
+type WebhookDeliveryRecordAttemptRow struct {
+	Recorded      int32
+	Subscriptions int32
 }
 
 // One statement records an attempt: the delivery, only while it is still
-// pending with the claimed attempt, and, when change_subscription, its
-// subscription. recorded is 0 when the result is discarded.
-func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookDeliveryRecordAttemptParams) (int32, error) {
+// pending with the claimed attempt (stored_attempt is what the row keeps:
+// the claimed attempt, or one less when no request left), and the
+// subscription: its change when change_subscription and the delivery was
+// recorded, and in any case the lease of this delivery given back (also
+// when the delivery was deleted or redelivered meanwhile, so the next head
+// never waits for a lease that covers nothing). recorded is 0 when the
+// result is discarded.
+func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookDeliveryRecordAttemptParams) (WebhookDeliveryRecordAttemptRow, error) {
 	row := q.db.QueryRow(ctx, webhookDeliveryRecordAttempt,
 		arg.Status,
+		arg.StoredAttempt,
 		arg.NextAttemptAt,
 		arg.LastError,
 		arg.ResponseCode,
@@ -262,16 +363,17 @@ func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookD
 		arg.Now,
 		arg.ID,
 		arg.Attempt,
+		arg.ChangeSubscription,
 		arg.State,
 		arg.DisabledAt,
 		arg.ConsecutiveFailures,
 		arg.Delivered,
 		arg.SigningKeyKid,
-		arg.ChangeSubscription,
+		arg.SubscriptionID,
 	)
-	var recorded int32
-	err := row.Scan(&recorded)
-	return recorded, err
+	var i WebhookDeliveryRecordAttemptRow
+	err := row.Scan(&i.Recorded, &i.Subscriptions)
+	return i, err
 }
 
 const webhookSubscriptionDeliveryCandidates = `-- name: WebhookSubscriptionDeliveryCandidates :many
@@ -335,7 +437,7 @@ func (q *Queries) WebhookSubscriptionDeliveryCandidates(ctx context.Context, eve
 
 const webhookSubscriptionLockDeliveryTarget = `-- name: WebhookSubscriptionLockDeliveryTarget :one
 SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
-       s.consecutive_failures, s.disabled_at,
+       s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
        i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
        i.event_subscriptions, a.principal_id
 FROM webhook_subscriptions s
@@ -355,6 +457,8 @@ type WebhookSubscriptionLockDeliveryTargetRow struct {
 	HmacRotatedAt       *time.Time
 	ConsecutiveFailures int32
 	DisabledAt          *time.Time
+	LeaseDeliveryID     ids.ID
+	LeaseUntil          *time.Time
 	InstallationID      ids.ID
 	AppID               ids.ID
 	InstallationState   string
@@ -376,6 +480,8 @@ func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, id 
 		&i.HmacRotatedAt,
 		&i.ConsecutiveFailures,
 		&i.DisabledAt,
+		&i.LeaseDeliveryID,
+		&i.LeaseUntil,
 		&i.InstallationID,
 		&i.AppID,
 		&i.InstallationState,

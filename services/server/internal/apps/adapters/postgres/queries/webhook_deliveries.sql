@@ -21,12 +21,24 @@ WHERE s.state IN ('active', 'paused')
 ORDER BY s.id;
 
 -- name: WebhookDeliveryInsertForEvent :many
+-- Only subscriptions that still exist get a row: the round read its
+-- candidates earlier in the transaction, and an owner may have deleted one
+-- since. FOR KEY SHARE skips a row deleted meanwhile (it waits for a delete
+-- in progress) and holds the rest until the round commits, so the foreign
+-- key check never fails and a deleted subscription costs only itself
+-- (D-M2-26-41).
+WITH live AS (
+    SELECT s.id FROM webhook_subscriptions s
+    WHERE s.id = ANY(@subscription_ids::uuid[])
+    FOR KEY SHARE
+)
 INSERT INTO webhook_deliveries (
     id, subscription_id, event_seq, event_id, event_occurred_at, status, attempt, next_attempt_at, created_at, updated_at
 )
 SELECT u.id, u.subscription_id, @event_seq::bigint, @event_id::uuid, @event_occurred_at::timestamptz, 'pending', 0,
        @now::timestamptz, @now, @now
 FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@subscription_ids::uuid[]) AS subscription_id) AS u
+JOIN live ON live.id = u.subscription_id
 ON CONFLICT (subscription_id, event_seq) DO NOTHING
 RETURNING subscription_id;
 
@@ -44,7 +56,7 @@ FROM unnest(@subscription_ids::uuid[]) AS u (subscription_id);
 
 -- name: WebhookSubscriptionLockDeliveryTarget :one
 SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
-       s.consecutive_failures, s.disabled_at,
+       s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
        i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
        i.event_subscriptions, a.principal_id
 FROM webhook_subscriptions s
@@ -70,22 +82,55 @@ WHERE id = @id;
 
 -- name: WebhookDeliveryClaimHead :one
 -- The head is the subscription's pending row with the lowest event_seq
--- (index webhook_deliveries_head_idx); it is leased only when it is due.
-UPDATE webhook_deliveries d
-SET attempt = d.attempt + 1, next_attempt_at = @lease_until::timestamptz, updated_at = @now
-FROM (
-    SELECT h.id FROM webhook_deliveries h
+-- (index webhook_deliveries_head_idx). When it is due it is claimed
+-- (attempt + 1) and the subscription takes the lease of the attempt
+-- (lease_delivery_id, lease_until); the caller holds the subscription's row
+-- lock and has seen no lease in force. claimed is false for a head that is
+-- not due; then due_at tells when it is. No row: no head.
+WITH head AS (
+    SELECT h.id, h.next_attempt_at FROM webhook_deliveries h
     WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
     ORDER BY h.event_seq
     LIMIT 1
-) AS head
-WHERE d.id = head.id AND d.next_attempt_at <= @now
-RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at;
+), claimed AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt + 1, updated_at = @now
+    FROM head
+    WHERE d.id = head.id AND head.next_attempt_at <= @now
+    RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
+), leased AS (
+    UPDATE webhook_subscriptions s
+    SET lease_delivery_id = claimed.id, lease_until = @lease_until::timestamptz
+    FROM claimed
+    WHERE s.id = @subscription_id
+    RETURNING s.id
+)
+SELECT head.id AS head_id, head.next_attempt_at::timestamptz AS due_at,
+       (claimed.id IS NOT NULL)::boolean AS claimed,
+       coalesce(claimed.event_seq, 0)::bigint AS event_seq,
+       coalesce(claimed.event_id, head.id)::uuid AS event_id,
+       coalesce(claimed.event_occurred_at, @now)::timestamptz AS event_occurred_at,
+       coalesce(claimed.attempt, 0)::int AS attempt,
+       coalesce(claimed.created_at, @now)::timestamptz AS created_at,
+       (SELECT count(*) FROM leased)::int AS leased
+FROM head LEFT JOIN claimed ON claimed.id = head.id;
 
 -- name: WebhookDeliveryFinishUnsent :execrows
-UPDATE webhook_deliveries
-SET status = 'dead', attempt = @attempt, next_attempt_at = NULL, last_error = @last_error, updated_at = @now
-WHERE id = @id AND status = 'pending';
+-- A claimed head that ends without a request gives the subscription's lease
+-- back in the same statement.
+WITH finished AS (
+    UPDATE webhook_deliveries d
+    SET status = 'dead', attempt = @attempt, next_attempt_at = NULL, last_error = @last_error, updated_at = @now
+    WHERE d.id = @id AND d.status = 'pending'
+    RETURNING d.id, d.subscription_id
+), released AS (
+    UPDATE webhook_subscriptions s
+    SET lease_delivery_id = NULL, lease_until = NULL
+    FROM finished
+    WHERE s.id = finished.subscription_id AND s.lease_delivery_id = finished.id
+    RETURNING s.id
+)
+SELECT id FROM finished;
 
 -- name: WebhookDeliveryExpirePending :one
 WITH expired AS (
@@ -101,30 +146,58 @@ FROM expired;
 
 -- name: WebhookDeliveryRecordAttempt :one
 -- One statement records an attempt: the delivery, only while it is still
--- pending with the claimed attempt, and, when change_subscription, its
--- subscription. recorded is 0 when the result is discarded.
+-- pending with the claimed attempt (stored_attempt is what the row keeps:
+-- the claimed attempt, or one less when no request left), and the
+-- subscription: its change when change_subscription and the delivery was
+-- recorded, and in any case the lease of this delivery given back (also
+-- when the delivery was deleted or redelivered meanwhile, so the next head
+-- never waits for a lease that covers nothing). recorded is 0 when the
+-- result is discarded.
 WITH delivery AS (
     UPDATE webhook_deliveries d
     SET status = @status,
+        attempt = @stored_attempt,
         next_attempt_at = @next_attempt_at,
         last_error = @last_error,
         response_code = @response_code,
         delivered_at = @delivered_at,
         updated_at = @now
     WHERE d.id = @id AND d.status = 'pending' AND d.attempt = @attempt
-    RETURNING d.subscription_id, d.event_seq
+    RETURNING d.event_seq
+), outcome AS (
+    SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
 ), subscription AS (
     UPDATE webhook_subscriptions s
-    SET state = @state,
-        disabled_at = @disabled_at,
-        consecutive_failures = @consecutive_failures,
-        last_delivered_seq = CASE WHEN @delivered::boolean
-                                  THEN GREATEST(s.last_delivered_seq, delivery.event_seq)
+    SET state = CASE WHEN o.recorded AND @change_subscription::boolean THEN @state::text ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN sqlc.narg(disabled_at)::timestamptz ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND @change_subscription::boolean THEN @consecutive_failures::int ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND @change_subscription::boolean AND @delivered::boolean
+                                  THEN GREATEST(s.last_delivered_seq, o.event_seq)
                                   ELSE s.last_delivered_seq END,
-        signing_key_kid = coalesce(sqlc.narg(signing_key_kid)::text, s.signing_key_kid),
-        updated_at = @now
-    FROM delivery
-    WHERE s.id = delivery.subscription_id AND @change_subscription::boolean
+        signing_key_kid = CASE WHEN o.recorded AND @change_subscription::boolean
+                               THEN coalesce(sqlc.narg(signing_key_kid)::text, s.signing_key_kid)
+                               ELSE s.signing_key_kid END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = @id THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = @id THEN NULL ELSE s.lease_until END,
+        updated_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN @now ELSE s.updated_at END
+    FROM outcome o
+    WHERE s.id = @subscription_id
     RETURNING s.id
 )
-SELECT count(*)::int AS recorded FROM delivery;
+SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions;
+
+-- name: WebhookDeliveryMarkHeadStalled :one
+-- The head of a subscription whose delivery job spent its runs on errors
+-- of our own (D-M2-26-42): it stays pending, names internal_error and is
+-- due again at next_attempt_at. The caller holds the subscription's row
+-- lock.
+UPDATE webhook_deliveries d
+SET last_error = 'internal_error', next_attempt_at = @next_attempt_at::timestamptz, updated_at = @now
+FROM (
+    SELECT h.id FROM webhook_deliveries h
+    WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
+    ORDER BY h.event_seq
+    LIMIT 1
+) AS head
+WHERE d.id = head.id
+RETURNING d.event_seq;

@@ -1,0 +1,122 @@
+package app_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/apps/app"
+)
+
+// TestDeliveryThroughTwoWorkers runs the delivery scenarios of the spec
+// with River doing the scheduling, as in production: the real clock, jobs
+// run by two worker runtimes on one database (two worker processes' worth),
+// retries, lease wake-ups and the chain exactly as River runs them. The
+// tests that call Deliver by hand (deliver_test.go) stay for the fake
+// clock's control of time.
+func TestDeliveryThroughTwoWorkers(t *testing.T) {
+	t.Parallel()
+	fast := func(o *app.DeliveryOptions) {
+		o.Retry.Base, o.Retry.Cap = 200*time.Millisecond, 400*time.Millisecond
+		o.DeliveryTimeout, o.ChainMaxDuration = 2*time.Second, time.Second
+	}
+	world := func(t *testing.T, o options) *bundle {
+		o.worker, o.realClock = true, true
+		if o.change == nil {
+			o.change = fast
+		}
+		b := deliveryWorld(t, o)
+		b.secondWorker(t)
+		return b
+	}
+
+	t.Run("strict order under 500s", func(t *testing.T) {
+		t.Parallel()
+		b := world(t, options{})
+		b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+			if n < 2 {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+		for _, text := range []string{"first", "second", "third"} {
+			b.post(t, b.w.Alex, b.w.Eskalation, text)
+		}
+		rows := b.roundRows(t)
+		b.recv.wait(t, 5)
+		eventually(t, "all succeeded", func() bool { return b.statusesAre(t, "succeeded", "succeeded", "succeeded") })
+		first, second, third := rows[0].EventID.String(), rows[1].EventID.String(), rows[2].EventID.String()
+		require.Equal(t, []string{first, first, first, second, third}, ids2(b.recv.requests()))
+		require.Equal(t, 1, b.recv.peakInFlight())
+	})
+
+	t.Run("Retry-After is honoured", func(t *testing.T) {
+		t.Parallel()
+		b := world(t, options{})
+		var mu sync.Mutex
+		var at []time.Time
+		b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+			mu.Lock()
+			at = append(at, time.Now())
+			mu.Unlock()
+			if n == 0 {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		})
+		b.post(t, b.w.Alex, b.w.Eskalation, "throttled once")
+		b.runRound(t)
+		b.recv.wait(t, 2)
+		eventually(t, "it succeeded", func() bool { return b.statusesAre(t, "succeeded") })
+		mu.Lock()
+		defer mu.Unlock()
+		require.GreaterOrEqual(t, at[1].Sub(at[0]), time.Second, "the retry waited for Retry-After")
+		require.Zero(t, b.subscription(t, b.sub).ConsecutiveFailures, "a throttle is not counted")
+	})
+
+	t.Run("410 disables", func(t *testing.T) {
+		t.Parallel()
+		b := world(t, options{})
+		b.recv.status(http.StatusGone)
+		b.post(t, b.w.Alex, b.w.Eskalation, "gone")
+		b.post(t, b.w.Alex, b.w.Eskalation, "never sent")
+		b.runRound(t)
+		eventually(t, "the subscription is disabled", func() bool { return b.subscription(t, b.sub).State == "disabled" })
+		b.waitJobsIdle(t)
+		require.Len(t, b.recv.requests(), 1)
+		require.True(t, b.statusesAre(t, "failed", "pending"))
+	})
+
+	t.Run("a revoked right sends nothing", func(t *testing.T) {
+		t.Parallel()
+		b := world(t, options{})
+		b.post(t, b.w.Alex, b.w.Eskalation, "before the revocation")
+		require.NoError(t, b.w.Services.Apps.DeleteAppGrant(b.robin(t), b.appID, b.w.G6.ID))
+		b.runRound(t)
+		eventually(t, "the delivery is dead", func() bool { return b.statusesAre(t, "dead") })
+		require.Equal(t, "not_authorized", *b.deliveries(t, b.sub)[0].LastError)
+		b.waitJobsIdle(t)
+		require.Empty(t, b.recv.requests())
+	})
+
+	t.Run("a crash after the send is sent again with the same webhook-id", func(t *testing.T) {
+		t.Parallel()
+		store := &failingStore{}
+		b := world(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
+			store.DeliveryStore = s
+			return store
+		}})
+		b.post(t, b.w.Alex, b.w.Eskalation, "at least once")
+		b.runRound(t)
+		got := b.recv.wait(t, 2)
+		eventually(t, "it succeeded", func() bool { return b.statusesAre(t, "succeeded") })
+		require.Equal(t, got[0].id, got[1].id)
+		require.Equal(t, 1, b.recv.peakInFlight())
+	})
+}
