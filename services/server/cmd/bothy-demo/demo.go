@@ -145,14 +145,14 @@ func runDemo(ctx context.Context, o demoOptions) (res outcome, err error) {
 		return res, err
 	}
 	recv.onDelivery = out.delivery
-	recv.start()
+	recv.Start()
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopMargin)
 		defer cancel()
-		recv.stop(stopCtx)
+		recv.Stop(stopCtx)
 	}()
 	caFile := filepath.Join(tmp, "receiver-ca.pem")
-	if err := os.WriteFile(caFile, recv.caPEM, 0o600); err != nil {
+	if err := os.WriteFile(caFile, recv.CAPEM, 0o600); err != nil {
 		return res, fmt.Errorf("writing the receiver's CA certificate: %w", err)
 	}
 	out.line("receiver", "%s on 127.0.0.1, certificate from a CA made for this run", recv.url())
