@@ -184,7 +184,7 @@ func benchmark(ctx context.Context, o options) error {
 		b.recv.stop(stopCtx)
 	}()
 	b.caFile = filepath.Join(o.workDir, "receiver-ca.pem")
-	if err := os.WriteFile(b.caFile, b.recv.CAPEM, 0o644); err != nil {
+	if err := os.WriteFile(b.caFile, b.recv.CAPEM, 0o600); err != nil {
 		return fmt.Errorf("writing the receiver's CA certificate: %w", err)
 	}
 	writeHeader(o, b)
