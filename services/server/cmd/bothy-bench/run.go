@@ -368,18 +368,26 @@ func (b *bench) installApp(ctx context.Context, api *localrun.Client, robin, spa
 
 // postAll posts sh.Messages messages as Alex, message j in channel j mod
 // sh.Channels, with b.opt.posters concurrent posters: flat out, or each at
-// its slot of sh.Rate per second. It stops early when ctx ends (the
+// its slot of sh.Rate per second (then a post's Start is its slot, not
+// the moment a poster got to it). It stops early when ctx ends (the
 // scenario's time), a process ends, or too many posts fail; the posts
 // that succeeded are returned in no particular order.
 func (b *bench) postAll(ctx context.Context, api *localrun.Client, w world, sh shape, procs []*bothyProc) ([]post, int, error) {
 	text := messageText(b.opt.textBytes)
-	jobs := make(chan int)
+	// A job is message j with the time it is due: at the offered rate its
+	// slot, flat out zero (the send time counts).
+	type job struct {
+		j   int
+		due time.Time
+	}
+	jobs := make(chan job)
 	go func() {
 		defer close(jobs)
 		start := time.Now()
 		for j := range sh.Messages {
+			var due time.Time
 			if sh.Rate > 0 {
-				due := start.Add(time.Duration(j) * time.Second / time.Duration(sh.Rate))
+				due = start.Add(time.Duration(j) * time.Second / time.Duration(sh.Rate))
 				if d := time.Until(due); d > 0 {
 					select {
 					case <-ctx.Done():
@@ -391,7 +399,7 @@ func (b *bench) postAll(ctx context.Context, api *localrun.Client, w world, sh s
 			select {
 			case <-ctx.Done():
 				return
-			case jobs <- j:
+			case jobs <- job{j: j, due: due}:
 			}
 		}
 	}()
@@ -404,12 +412,18 @@ func (b *bench) postAll(ctx context.Context, api *localrun.Client, w world, sh s
 	)
 	for range b.opt.posters {
 		wg.Go(func() {
-			for j := range jobs {
+			for jb := range jobs {
 				if failed.Load() >= maxPostErrors {
 					continue
 				}
-				c := j % sh.Channels
+				c := jb.j % sh.Channels
 				start := time.Now()
+				if !jb.due.IsZero() {
+					// At a fixed rate the latency counts from the slot, so
+					// a post that waited for a free poster shows its wait
+					// (no coordinated omission).
+					start = jb.due
+				}
 				var msg idOnly
 				err := api.Call(ctx, "postMessage", w.alex, http.MethodPost, "/channels/"+w.channels[c]+"/messages",
 					map[string]any{"text": text}, &msg, http.StatusCreated)
