@@ -239,7 +239,9 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	}
 	res.CPUPostgres = ticksToDuration(cpu1.postgres - cpu0.postgres)
 	res.CPUBench = ticksToDuration(cpu1.bench - cpu0.bench)
-	if res.Statements, err = b.pg.readStatements(ctx, db); err != nil {
+	// The run's -timeout may have ended the wait: what arrived is still
+	// measured.
+	if res.Statements, err = b.pg.readStatements(context.WithoutCancel(ctx), db); err != nil {
 		return res, err
 	}
 
