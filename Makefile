@@ -57,6 +57,18 @@ BENCH_PKGS   = $$(grep -rl --include='*_test.go' '^func Benchmark' . | xargs -n1
 bench: pg-install ## Run every benchmark of the server module once with a short -benchtime (BENCH_TIME, default 100x); see services/server/README.md.
 	cd $(SERVER) && $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) $(BENCH_PKGS)
 
+# The end-to-end benchmark (docs/benchmarks.md): a throwaway PostgreSQL 18,
+# `bothy serve --role api` and `--role worker` processes, an HTTPS receiver
+# and a load generator over the REST API; every scenario, under 10 minutes.
+# Not part of make test. BENCH_E2E_SCALE=0.01 runs everything small;
+# BENCH_E2E_FLAGS passes flags to bothy-bench (-scenarios fleet,hot).
+BENCH_E2E_FLAGS ?=
+
+.PHONY: bench-e2e
+bench-e2e: pg-install build ## End-to-end webhook benchmark: real api and worker processes, HTTPS receiver, load over the REST API; prints every scenario (docs/benchmarks.md).
+	cd $(SERVER) && $(GO) build -trimpath -o $(BIN)/bothy-bench ./cmd/bothy-bench
+	tools/bench/e2e.sh $(BENCH_E2E_FLAGS)
+
 .PHONY: bench-compare
 bench-compare: ## Compare two saved `make bench` outputs with the pinned benchstat: make bench-compare OLD=a.txt NEW=b.txt.
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make bench-compare OLD=old.txt NEW=new.txt" >&2; exit 2; }

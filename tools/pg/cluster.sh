@@ -9,6 +9,8 @@
 # a random free port on 127.0.0.1 and keeps it, so later starts reuse the data
 # and the address. Password authentication (scram-sha-256) is on even locally:
 # the superuser password is generated once and kept in DIR (mode 0600).
+# PG_SERVER_OPTIONS adds server options to the start (for example
+# "-c shared_preload_libraries=pg_stat_statements" for make bench-e2e).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=env.sh
@@ -73,7 +75,7 @@ case "$cmd" in
     touch "$dir/postgres.log"
     [ "$(id -u)" = "0" ] && chown "$PG_RUN_USER" "$dir/postgres.log" "$dir/run"
     as_pg "$bin/pg_ctl" -D "$dir/data" -w -l "$dir/postgres.log" \
-      -o "-h 127.0.0.1 -p $port -k $dir/run" start >/dev/null \
+      -o "-h 127.0.0.1 -p $port -k $dir/run ${PG_SERVER_OPTIONS:-}" start >/dev/null \
       || { tail -20 "$dir/postgres.log" >&2; exit 1; }
     echo "PostgreSQL 18 running on 127.0.0.1:$port (data in $dir/data)" >&2
     ;;

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -17,14 +16,9 @@ import (
 	"sync"
 	"time"
 
-	identitypg "bothy/server/internal/identity/adapters/postgres"
-	identityapp "bothy/server/internal/identity/app"
-	"bothy/server/internal/kernel/clock"
-	"bothy/server/internal/platform/auditpg"
+	"bothy/server/cmd/internal/localrun"
 	"bothy/server/internal/platform/config"
 	"bothy/server/internal/platform/otel"
-	"bothy/server/internal/platform/pg"
-	"bothy/server/internal/platform/secrets/stack"
 	"bothy/server/internal/wire"
 )
 
@@ -151,14 +145,14 @@ func runDemo(ctx context.Context, o demoOptions) (res outcome, err error) {
 		return res, err
 	}
 	recv.onDelivery = out.delivery
-	recv.start()
+	recv.Start()
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopMargin)
 		defer cancel()
-		recv.stop(stopCtx)
+		recv.Stop(stopCtx)
 	}()
 	caFile := filepath.Join(tmp, "receiver-ca.pem")
-	if err := os.WriteFile(caFile, recv.caPEM, 0o600); err != nil {
+	if err := os.WriteFile(caFile, recv.CAPEM, 0o600); err != nil {
 		return res, fmt.Errorf("writing the receiver's CA certificate: %w", err)
 	}
 	out.line("receiver", "%s on 127.0.0.1, certificate from a CA made for this run", recv.url())
@@ -179,9 +173,10 @@ func runDemo(ctx context.Context, o demoOptions) (res outcome, err error) {
 			err = stopErr
 		}
 	}()
-	api := newAPIClient(cfg.HTTP.ListenAddress)
+	api := localrun.NewClient(cfg.HTTP.ListenAddress, 2)
+	defer api.Close()
 	if err := waitFor(ctx, proc, readyWait, "the server to answer /readyz", func() (bool, error) {
-		return api.ready(ctx), nil
+		return api.Ready(ctx), nil
 	}); err != nil {
 		return res, err
 	}
@@ -212,7 +207,7 @@ func runDemo(ctx context.Context, o demoOptions) (res outcome, err error) {
 // These come first in the environment, so they win over o.Environ and the
 // file.
 func demoConfig(o demoOptions, recv *receiver, caFile string) (*wire.Config, error) {
-	addrs, err := freeLoopbackAddresses(2)
+	addrs, err := localrun.FreeLoopbackAddresses(2)
 	if err != nil {
 		return nil, err
 	}
@@ -224,28 +219,6 @@ func demoConfig(o demoOptions, recv *receiver, caFile string) (*wire.Config, err
 		config.EnvName("http.operator_listen_address") + "=" + addrs[1],
 	}
 	return wire.Load(o.ConfigFile, append(environ, o.Environ...))
-}
-
-// freeLoopbackAddresses returns n distinct 127.0.0.1 addresses whose ports
-// were free a moment ago (the process listens on them right after).
-func freeLoopbackAddresses(n int) ([]string, error) {
-	// Every listener stays open until all are chosen, so the ports differ.
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	var out []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("finding a free port: %w", err)
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().String())
-	}
-	return out, nil
 }
 
 // fixedResolver resolves one host name to one address and every other name
@@ -354,7 +327,7 @@ func waitFor(ctx context.Context, p *runningProcess, limit time.Duration, what s
 
 // scenario is the state of the API walk: ids and tokens, never printed.
 type scenario struct {
-	api  *apiClient
+	api  *localrun.Client
 	out  *printer
 	recv *receiver
 	proc *runningProcess
@@ -375,12 +348,12 @@ type idOnly struct {
 // its HMAC subscription and the grant, and gives the receiver the secret
 // and the public keys.
 func (s *scenario) setUp(ctx context.Context, cfg *wire.Config) error {
-	password, err := createOwner(ctx, cfg)
+	password, err := localrun.CreateOwner(ctx, cfg, "bothy-demo", ownerEmail, ownerName)
 	if err != nil {
 		return err
 	}
 	s.out.line("owner", "%s <%s> created as owner (identity bootstrap, as `bothy owner create` does)", ownerName, ownerEmail)
-	if s.robin, err = s.signIn(ctx, ownerEmail, password); err != nil {
+	if s.robin, err = s.api.SignIn(ctx, ownerEmail, password); err != nil {
 		return err
 	}
 	s.out.line("sign-in", "%s signed in (createSession; a sign-in counts as a fresh step-up)", ownerName)
@@ -388,9 +361,9 @@ func (s *scenario) setUp(ctx context.Context, cfg *wire.Config) error {
 	var alexPassword string
 	var people []string
 	for _, p := range []struct{ name, email string }{{"Alex", "alex@example.com"}, {"Sam", "sam@example.com"}} {
-		pw := generatePassword()
+		pw := localrun.GeneratePassword()
 		var person idOnly
-		if err := s.api.call(ctx, "createPerson", s.robin, http.MethodPost, "/people",
+		if err := s.api.Call(ctx, "createPerson", s.robin, http.MethodPost, "/people",
 			map[string]any{"email": p.email, "display_name": p.name, "password": pw, "role": "member"}, &person, http.StatusCreated); err != nil {
 			return err
 		}
@@ -402,17 +375,17 @@ func (s *scenario) setUp(ctx context.Context, cfg *wire.Config) error {
 	s.out.line("people", "Alex and Sam created as members (createPerson)")
 
 	var space, channel idOnly
-	if err := s.api.call(ctx, "createSpace", s.robin, http.MethodPost, "/spaces", map[string]any{"name": spaceName}, &space, http.StatusCreated); err != nil {
+	if err := s.api.Call(ctx, "createSpace", s.robin, http.MethodPost, "/spaces", map[string]any{"name": spaceName}, &space, http.StatusCreated); err != nil {
 		return err
 	}
 	s.space = space.ID
 	for _, id := range people {
-		if err := s.api.call(ctx, "addSpaceMember", s.robin, http.MethodPost, "/spaces/"+s.space+"/members",
+		if err := s.api.Call(ctx, "addSpaceMember", s.robin, http.MethodPost, "/spaces/"+s.space+"/members",
 			map[string]any{"person_id": id, "level": "write"}, nil, http.StatusCreated); err != nil {
 			return err
 		}
 	}
-	if err := s.api.call(ctx, "createChannel", s.robin, http.MethodPost, "/spaces/"+s.space+"/channels",
+	if err := s.api.Call(ctx, "createChannel", s.robin, http.MethodPost, "/spaces/"+s.space+"/channels",
 		map[string]any{"name": channelName}, &channel, http.StatusCreated); err != nil {
 		return err
 	}
@@ -430,14 +403,14 @@ func (s *scenario) setUp(ctx context.Context, cfg *wire.Config) error {
 	}
 
 	var grant idOnly
-	if err := s.api.call(ctx, "createAppGrant", s.robin, http.MethodPost, "/apps/"+s.app+"/grants",
+	if err := s.api.Call(ctx, "createAppGrant", s.robin, http.MethodPost, "/apps/"+s.app+"/grants",
 		map[string]any{"space_id": s.space, "channel_id": s.chann, "level": "read"}, &grant, http.StatusCreated); err != nil {
 		return err
 	}
 	s.grant = grant.ID
 	s.out.line("grant", "%s may read %s/%s (createAppGrant %s)", appName, spaceName, channelName, s.grant)
 
-	if s.alex, err = s.signIn(ctx, "alex@example.com", alexPassword); err != nil {
+	if s.alex, err = s.api.SignIn(ctx, "alex@example.com", alexPassword); err != nil {
 		return err
 	}
 	s.out.line("sign-in", "Alex signed in")
@@ -455,7 +428,7 @@ func (s *scenario) registerApp(ctx context.Context) error {
 		"events":      []string{eventType},
 		"delivery":    map[string]any{"mode": "webhook", "events_url": s.recv.url()},
 	}
-	if err := s.api.call(ctx, "createApp", s.robin, http.MethodPost, "/apps", map[string]any{"manifest": manifest}, &app, http.StatusCreated); err != nil {
+	if err := s.api.Call(ctx, "createApp", s.robin, http.MethodPost, "/apps", map[string]any{"manifest": manifest}, &app, http.StatusCreated); err != nil {
 		return err
 	}
 	s.app = app.ID
@@ -463,7 +436,7 @@ func (s *scenario) registerApp(ctx context.Context) error {
 		appName, s.app, eventType)
 	// The app token is a one-time secret the demo does not need: Tracker
 	// only receives events here.
-	if err := s.api.call(ctx, "installApp", s.robin, http.MethodPost, "/apps/"+s.app+"/installation",
+	if err := s.api.Call(ctx, "installApp", s.robin, http.MethodPost, "/apps/"+s.app+"/installation",
 		map[string]any{"scopes": []string{"events:subscribe", "messages:read"}, "event_subscriptions": []string{eventType}},
 		nil, http.StatusCreated); err != nil {
 		return err
@@ -482,14 +455,14 @@ func (s *scenario) subscribe(ctx context.Context) error {
 			SignatureSchemes []string `json:"signature_schemes"`
 		} `json:"items"`
 	}
-	if err := s.api.call(ctx, "listWebhookSubscriptions", s.robin, http.MethodGet, "/apps/"+s.app+"/webhook-subscriptions", nil, &list, http.StatusOK); err != nil {
+	if err := s.api.Call(ctx, "listWebhookSubscriptions", s.robin, http.MethodGet, "/apps/"+s.app+"/webhook-subscriptions", nil, &list, http.StatusOK); err != nil {
 		return err
 	}
 	if len(list.Items) != 1 {
 		return fmt.Errorf("the install created %d subscriptions, want 1", len(list.Items))
 	}
 	manifestSub := list.Items[0]
-	if err := s.api.call(ctx, "deleteWebhookSubscription", s.robin, http.MethodDelete, "/webhook-subscriptions/"+manifestSub.ID, nil, nil, http.StatusNoContent); err != nil {
+	if err := s.api.Call(ctx, "deleteWebhookSubscription", s.robin, http.MethodDelete, "/webhook-subscriptions/"+manifestSub.ID, nil, nil, http.StatusNoContent); err != nil {
 		return err
 	}
 	s.out.line("subscribe", "manifest subscription %s (signs %s) deleted, to be replaced by one with HMAC",
@@ -500,7 +473,7 @@ func (s *scenario) subscribe(ctx context.Context) error {
 		SignatureSchemes []string `json:"signature_schemes"`
 		HMACSecret       string   `json:"hmac_secret"`
 	}
-	if err := s.api.call(ctx, "createWebhookSubscription", s.robin, http.MethodPost, "/apps/"+s.app+"/webhook-subscriptions",
+	if err := s.api.Call(ctx, "createWebhookSubscription", s.robin, http.MethodPost, "/apps/"+s.app+"/webhook-subscriptions",
 		map[string]any{"url": s.recv.url(), "event_types": []string{eventType}, "enable_hmac": true}, &sub, http.StatusCreated); err != nil {
 		return err
 	}
@@ -523,7 +496,7 @@ func (s *scenario) fetchKeys(ctx context.Context) error {
 			State     string `json:"state"`
 		} `json:"keys"`
 	}
-	if err := s.api.call(ctx, "getWebhookKeys", "", http.MethodGet, "/instance/webhook-keys", nil, &keys, http.StatusOK); err != nil {
+	if err := s.api.Call(ctx, "getWebhookKeys", "", http.MethodGet, "/instance/webhook-keys", nil, &keys, http.StatusOK); err != nil {
 		return err
 	}
 	byKID := map[string]ed25519.PublicKey{}
@@ -600,7 +573,7 @@ func (s *scenario) deliver(ctx context.Context, texts []string) ([]delivery, err
 // listWebhookDeliveries shows the new event's delivery dead; it must say
 // not_authorized, and the receiver must not have seen the event.
 func (s *scenario) revokeAndPost(ctx context.Context, text string) (deliveryRow, error) {
-	if err := s.api.call(ctx, "deleteAppGrant", s.robin, http.MethodDelete, "/apps/"+s.app+"/grants/"+s.grant, nil, nil, http.StatusNoContent); err != nil {
+	if err := s.api.Call(ctx, "deleteAppGrant", s.robin, http.MethodDelete, "/apps/"+s.app+"/grants/"+s.grant, nil, nil, http.StatusNoContent); err != nil {
 		return deliveryRow{}, err
 	}
 	s.out.line("revoke", "grant %s deleted (deleteAppGrant): %s may no longer read %s", s.grant, appName, channelName)
@@ -651,7 +624,7 @@ func (s *scenario) revokeAndPost(ctx context.Context, text string) (deliveryRow,
 // post posts text in the channel as Alex and remembers the message.
 func (s *scenario) post(ctx context.Context, text string) (string, error) {
 	var msg idOnly
-	if err := s.api.call(ctx, "postMessage", s.alex, http.MethodPost, "/channels/"+s.chann+"/messages",
+	if err := s.api.Call(ctx, "postMessage", s.alex, http.MethodPost, "/channels/"+s.chann+"/messages",
 		map[string]any{"text": text}, &msg, http.StatusCreated); err != nil {
 		return "", err
 	}
@@ -664,57 +637,8 @@ func (s *scenario) deliveries(ctx context.Context) ([]deliveryRow, error) {
 	var page struct {
 		Items []deliveryRow `json:"items"`
 	}
-	err := s.api.call(ctx, "listWebhookDeliveries", s.robin, http.MethodGet, "/webhook-subscriptions/"+s.sub+"/deliveries", nil, &page, http.StatusOK)
+	err := s.api.Call(ctx, "listWebhookDeliveries", s.robin, http.MethodGet, "/webhook-subscriptions/"+s.sub+"/deliveries", nil, &page, http.StatusOK)
 	return page.Items, err
-}
-
-// signIn opens a session (createSession) and returns its bearer token.
-func (s *scenario) signIn(ctx context.Context, email, password string) (string, error) {
-	var sess struct {
-		Token string `json:"token"`
-	}
-	err := s.api.call(ctx, "createSession", "", http.MethodPost, "/sessions", map[string]any{"email": email, "password": password}, &sess, http.StatusCreated)
-	return sess.Token, err
-}
-
-// createOwner creates Robin as owner with the identity bootstrap, the use
-// case behind `bothy owner create`, and returns the password generated for
-// this run (kept in memory only).
-func createOwner(ctx context.Context, cfg *wire.Config) (string, error) {
-	secrets, err := wire.NewSecretsProvider(cfg)
-	if err != nil {
-		return "", err
-	}
-	pool, err := wire.OpenAppPool(ctx, cfg, secrets, "bothy-demo")
-	if err != nil {
-		return "", fmt.Errorf("connecting to the database: %w", err)
-	}
-	defer pool.Close()
-	opts, err := wire.IdentityOptions(cfg)
-	if err != nil {
-		return "", err
-	}
-	clk := clock.Real{}
-	boot, err := identityapp.NewBootstrap(pg.NewUnitOfWork(pool, cfg.Database.TxRetryMax, cfg.Database.LockTimeout),
-		identitypg.New(pool), auditpg.New(pool, clk), clk, nil, opts)
-	if err != nil {
-		return "", err
-	}
-	password := generatePassword()
-	if _, err := boot.CreateOwner(ctx, identityapp.CreatePerson{Email: ownerEmail, DisplayName: ownerName, Password: password}); err != nil {
-		return "", fmt.Errorf("creating the owner: %w", err)
-	}
-	return password, nil
-}
-
-// generatePassword returns a password for one person of this run, from the
-// generator of `bothy secrets init`.
-func generatePassword() string {
-	b, err := stack.GeneratorPassword.Generate(rand.Reader)
-	if err != nil {
-		panic("demo: no randomness for a password")
-	}
-	return string(b)
 }
 
 // short returns the first eight characters of an identifier, enough to tell

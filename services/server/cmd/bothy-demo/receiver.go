@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"bothy/server/internal/platform/localca"
+	"bothy/server/cmd/internal/localrun"
 )
 
 // receiverHost is the host name of the demo's webhook receiver: its
@@ -69,11 +66,8 @@ func (d delivery) Verified() bool { return d.Problem == "" }
 // over "{webhook-id}.{webhook-timestamp}.{body}"), answers 204 when both
 // signatures verify and 401 otherwise, and records what it saw.
 type receiver struct {
-	port  int
-	caPEM []byte
-	srv   *http.Server
-	ln    net.Listener
-	now   func() time.Time
+	*localrun.HTTPSServer
+	now func() time.Time
 	// onDelivery, when not nil, sees every recorded delivery (the demo
 	// prints it).
 	onDelivery func(delivery)
@@ -85,53 +79,29 @@ type receiver struct {
 	arrived    chan struct{}
 }
 
-// newReceiver generates a certificate authority and a certificate for
-// receiverHost signed by it, and listens on 127.0.0.1 and a free port. It
-// starts serving with start. The CA certificate (PEM) is what the server
-// must trust (egress.extra_ca_file).
+// newReceiver starts nothing yet: it issues a certificate for
+// receiverHost from a CA made for this run and listens on 127.0.0.1 and a
+// free port (localrun.NewHTTPSServer); Start serves. The CA certificate
+// (CAPEM) is what the server must trust (egress.extra_ca_file).
 func newReceiver() (*receiver, error) {
-	issued, err := localca.Issue("bothy demo CA", []string{receiverHost}, time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("receiver: %w", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("receiver: listening on 127.0.0.1: %w", err)
-	}
 	r := &receiver{
-		port:    ln.Addr().(*net.TCPAddr).Port,
-		caPEM:   issued.CAPEM,
 		now:     time.Now,
 		keys:    map[string]ed25519.PublicKey{},
 		arrived: make(chan struct{}, 1),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+receiverPath, r.serve)
-	r.srv = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{issued.Certificate}, MinVersion: tls.VersionTLS12},
+	srv, err := localrun.NewHTTPSServer("bothy demo CA", receiverHost, mux)
+	if err != nil {
+		return nil, err
 	}
-	r.ln = tls.NewListener(ln, r.srv.TLSConfig)
+	r.HTTPSServer = srv
 	return r, nil
-}
-
-// start serves in the background until stop.
-func (r *receiver) start() {
-	go func() { _ = r.srv.Serve(r.ln) }()
-}
-
-// stop closes the listener and every connection, waiting at most until ctx
-// ends for requests in flight.
-func (r *receiver) stop(ctx context.Context) {
-	if err := r.srv.Shutdown(ctx); err != nil {
-		_ = r.srv.Close()
-	}
 }
 
 // hostPort is receiverHost with the receiver's port, the form of
 // webhook.allowed_hosts and egress.allowed_hosts entries.
-func (r *receiver) hostPort() string { return net.JoinHostPort(receiverHost, strconv.Itoa(r.port)) }
+func (r *receiver) hostPort() string { return net.JoinHostPort(receiverHost, strconv.Itoa(r.Port)) }
 
 // url is the receiver's events_url.
 func (r *receiver) url() string { return "https://" + r.hostPort() + receiverPath }

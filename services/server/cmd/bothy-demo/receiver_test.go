@@ -178,19 +178,19 @@ func TestReceiverAnswersOverTLSForHooksExampleCom(t *testing.T) {
 	require.NoError(t, err)
 	var printed []delivery
 	r.onDelivery = func(d delivery) { printed = append(printed, d) }
-	r.start()
-	t.Cleanup(func() { r.stop(context.Background()) })
+	r.Start()
+	t.Cleanup(func() { r.Stop(context.Background()) })
 	s := newSigner(t)
 	require.NoError(t, r.setHMACSecret("whsec_"+base64.StdEncoding.EncodeToString(s.secret)))
 	r.setKeys(s.keys())
 
 	roots := x509.NewCertPool()
-	require.True(t, roots.AppendCertsFromPEM(r.caPEM))
+	require.True(t, roots.AppendCertsFromPEM(r.CAPEM))
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port)))
+			return d.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Port)))
 		},
 	}}
 	t.Cleanup(client.CloseIdleConnections)

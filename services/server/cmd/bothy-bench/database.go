@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// templateDB is the database `bothy migrate --bootstrap` created and
+// migrated; every scenario runs on a fresh copy of it, so no scenario
+// sees the rows of another.
+const templateDB = "bothy"
+
+// dbTimeout bounds one administrative statement of the benchmark.
+const dbTimeout = 30 * time.Second
+
+// cluster is the administrative side of the benchmark's PostgreSQL
+// cluster: the superuser URL (from a file, never printed) and the data
+// directory (for the postmaster's PID).
+type cluster struct {
+	adminURL string
+	dataDir  string
+	// statements is true when pg_stat_statements is loaded
+	// (shared_preload_libraries) and created in the template.
+	statements bool
+}
+
+// connect opens a superuser connection to database db.
+func (c *cluster) connect(ctx context.Context, db string) (*pgx.Conn, error) {
+	u, err := url.Parse(c.adminURL)
+	if err != nil {
+		return nil, fmt.Errorf("the admin URL does not parse")
+	}
+	u.Path = "/" + db
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return nil, fmt.Errorf("connecting to database %s as superuser: %w", db, err)
+	}
+	return conn, nil
+}
+
+// with runs fn on a superuser connection to database db, within
+// dbTimeout, and closes the connection again.
+func (c *cluster) with(ctx context.Context, db string, fn func(ctx context.Context, conn *pgx.Conn) error) error {
+	ctx, cancel := context.WithTimeout(ctx, dbTimeout)
+	defer cancel()
+	conn, err := c.connect(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	return fn(ctx, conn)
+}
+
+// prepare creates the extension pg_stat_statements in the template when
+// the cluster loaded it, so every copy has its view; without it the
+// benchmark prints no statement figures.
+func (c *cluster) prepare(ctx context.Context) error {
+	return c.with(ctx, templateDB, func(ctx context.Context, conn *pgx.Conn) error {
+		var libs string
+		if err := conn.QueryRow(ctx, "SHOW shared_preload_libraries").Scan(&libs); err != nil {
+			return fmt.Errorf("reading shared_preload_libraries: %w", err)
+		}
+		if !strings.Contains(libs, "pg_stat_statements") {
+			return nil
+		}
+		if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+			return fmt.Errorf("creating pg_stat_statements: %w", err)
+		}
+		c.statements = true
+		return nil
+	})
+}
+
+// createDB creates database name as a copy of the template, owned by the
+// template's owner.
+func (c *cluster) createDB(ctx context.Context, name string) error {
+	return c.with(ctx, "postgres", func(ctx context.Context, conn *pgx.Conn) error {
+		var owner string
+		if err := conn.QueryRow(ctx, "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = $1", templateDB).Scan(&owner); err != nil {
+			return fmt.Errorf("reading the owner of the template: %w", err)
+		}
+		_, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+
+			" TEMPLATE "+pgx.Identifier{templateDB}.Sanitize()+" OWNER "+pgx.Identifier{owner}.Sanitize())
+		if err != nil {
+			return fmt.Errorf("creating database %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// dropDB drops database name, ending the connections still open to it.
+func (c *cluster) dropDB(ctx context.Context, name string) error {
+	return c.with(ctx, "postgres", func(ctx context.Context, conn *pgx.Conn) error {
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("dropping database %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// cpu returns the CPU ticks of the cluster so far: the postmaster and its
+// children (clusterTicks).
+func (c *cluster) cpu() (uint64, error) {
+	pm, err := readPostmasterPID(c.dataDir)
+	if err != nil {
+		return 0, fmt.Errorf("reading the postmaster's PID: %w", err)
+	}
+	stats, err := readAllStats()
+	if err != nil {
+		return 0, err
+	}
+	return clusterTicks(stats, pm), nil
+}
+
+// statement is one row of pg_stat_statements for a scenario's database.
+type statement struct {
+	Query     string
+	Calls     int64
+	TotalMS   float64
+	SharedHit int64
+	Rows      int64
+}
+
+// resetStatements empties pg_stat_statements (all databases: the
+// scenarios run one after another).
+func (c *cluster) resetStatements(ctx context.Context, db string) error {
+	if !c.statements {
+		return nil
+	}
+	return c.with(ctx, db, func(ctx context.Context, conn *pgx.Conn) error {
+		if _, err := conn.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
+			return fmt.Errorf("resetting pg_stat_statements: %w", err)
+		}
+		return nil
+	})
+}
+
+// readStatements returns the statements run in database db since the
+// last reset by roles other than the superuser (the benchmark's own
+// queries), ordered by total time, the largest first; nil without
+// pg_stat_statements.
+func (c *cluster) readStatements(ctx context.Context, db string) ([]statement, error) {
+	if !c.statements {
+		return nil, nil
+	}
+	var out []statement
+	err := c.with(ctx, db, func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `
+SELECT query, calls, total_exec_time, shared_blks_hit, rows
+  FROM pg_stat_statements
+ WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+   AND userid <> (SELECT oid FROM pg_roles WHERE rolname = current_user)
+ ORDER BY total_exec_time DESC`)
+		if err != nil {
+			return fmt.Errorf("reading pg_stat_statements: %w", err)
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (statement, error) {
+			var s statement
+			err := r.Scan(&s.Query, &s.Calls, &s.TotalMS, &s.SharedHit, &s.Rows)
+			return s, err
+		})
+		if err != nil {
+			return fmt.Errorf("reading pg_stat_statements: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,195 @@
+// Command bothy-bench is `make bench-e2e`: the end-to-end benchmark of
+// outgoing webhooks. It runs bothy as an operator does, one `bothy serve
+// --role api` and one or more `bothy serve --role worker` processes
+// against a PostgreSQL 18 cluster, an HTTPS receiver on 127.0.0.1 and a
+// load generator that posts messages through the REST API, and prints per
+// scenario deliveries/s, ingest/s, the latency from post to receipt, order
+// violations, duplicates, the CPU per delivery of bothy and PostgreSQL and,
+// with pg_stat_statements, the top statements per delivery.
+//
+// The cluster must run and the database `bothy` be migrated; every
+// scenario runs on a copy of it (tools/bench/e2e.sh does all of that):
+//
+//	bothy-bench --bothy bin/bothy --config bench.yaml --admin-url-file admin_url --pg-data DIR/data
+//
+// It exits 0 when every scenario ran (the figures may miss their targets:
+// it measures, it does not judge), 1 when one failed to run, 2 for a wrong
+// invocation.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"bothy/server/internal/wire"
+)
+
+// ScaleEnv is the environment variable that scales every message count
+// when -scale is not given (0.01 runs everything small).
+const ScaleEnv = "BENCH_E2E_SCALE"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the parsed flags.
+type options struct {
+	bothy, configFile, adminURLFile, pgData, workDir string
+	posters, textBytes                               int
+	scenarioTimeout, timeout                         time.Duration
+	counts                                           counts
+	only                                             []string
+	out                                              io.Writer
+}
+
+// wants reports whether scenario name runs.
+func (o options) wants(name string) bool { return len(o.only) == 0 || slices.Contains(o.only, name) }
+
+// parseOptions parses args; getenv supplies BENCH_E2E_SCALE. An error
+// names the flag at fault.
+func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bothy-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.bothy, "bothy", "bin/bothy", "the bothy `binary` to run")
+	fs.StringVar(&o.configFile, "config", os.Getenv(wire.ConfigEnv), "configuration `file` of the bothy processes (database, secrets)")
+	fs.StringVar(&o.adminURLFile, "admin-url-file", "", "`file` holding the superuser URL of the cluster (never printed)")
+	fs.StringVar(&o.pgData, "pg-data", "", "data `directory` of the cluster (postmaster.pid: its CPU)")
+	fs.StringVar(&o.workDir, "work-dir", os.TempDir(), "`directory` for the process logs and the receiver's CA file")
+	fs.IntVar(&o.posters, "posters", 8, "concurrent posters of the load generator")
+	fs.IntVar(&o.textBytes, "text-bytes", 1000, "bytes of each message text (the delivery body is about 1 KiB more than the envelope)")
+	fs.DurationVar(&o.scenarioTimeout, "scenario-timeout", 50*time.Second, "time of one scenario for posting and delivering (the rate scenario gets its posting time on top)")
+	fs.DurationVar(&o.timeout, "timeout", 9*time.Minute, "upper bound of the whole run; scenarios not started by then are skipped")
+	fs.IntVar(&o.counts.Apps, "apps", 100, "apps (one subscription each) of the fleet, fan-out, rate, backlog, two-workers and hang scenarios")
+	fs.IntVar(&o.counts.Fleet, "fleet-messages", 20000, "messages of the fleet scenario")
+	fs.IntVar(&o.counts.FanOut, "fanout-messages", 2000, "messages of the fan-out scenario (each goes to every app)")
+	fs.IntVar(&o.counts.Hot, "hot-messages", 5000, "messages of the hot scenario (one subscription)")
+	fs.IntVar(&o.counts.Rate, "rate", 200, "messages per second offered in the rate scenario")
+	fs.DurationVar(&o.counts.RateDuration, "rate-duration", 60*time.Second, "how long the rate scenario offers its rate")
+	fs.IntVar(&o.counts.Backlog, "backlog-messages", 20000, "messages posted before the worker starts in the backlog scenario")
+	fs.IntVar(&o.counts.TwoWorkers, "two-workers-messages", 20000, "messages of the two-workers scenario")
+	fs.IntVar(&o.counts.Hang, "hang-messages", 20000, "messages of the hang scenario")
+	scale := fs.String("scale", "", "multiply every message count and the rate duration by this `factor` (default $"+ScaleEnv+", else 1)")
+	only := fs.String("scenarios", "", "comma-separated `names` to run (default all: "+strings.Join(scenarioNames(), ",")+")")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, errors.New("no arguments expected; see -h")
+	}
+	rawScale := *scale
+	if rawScale == "" {
+		rawScale = getenv(ScaleEnv)
+	}
+	o.counts.Scale = 1
+	if rawScale != "" {
+		f, err := strconv.ParseFloat(rawScale, 64)
+		if err != nil || f <= 0 || f > 100 {
+			return o, fmt.Errorf("-scale (or %s) must be a number above 0 and at most 100", ScaleEnv)
+		}
+		o.counts.Scale = f
+	}
+	if *only != "" {
+		for name := range strings.SplitSeq(*only, ",") {
+			if !slices.Contains(scenarioNames(), name) {
+				return o, fmt.Errorf("-scenarios: unknown scenario %q (known: %s)", name, strings.Join(scenarioNames(), ","))
+			}
+			o.only = append(o.only, name)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{
+		{"-posters", o.posters}, {"-apps", o.counts.Apps}, {"-rate", o.counts.Rate},
+		{"-fleet-messages", o.counts.Fleet}, {"-fanout-messages", o.counts.FanOut}, {"-hot-messages", o.counts.Hot},
+		{"-backlog-messages", o.counts.Backlog}, {"-two-workers-messages", o.counts.TwoWorkers}, {"-hang-messages", o.counts.Hang},
+	} {
+		if c.v < 1 {
+			return o, fmt.Errorf("%s must be at least 1", c.name)
+		}
+	}
+	if o.counts.Apps < 2 {
+		return o, errors.New("-apps must be at least 2 (the hang scenario keeps one app hanging)")
+	}
+	if o.textBytes < 16 || o.textBytes > 16384 {
+		return o, errors.New("-text-bytes must be 16 to 16384")
+	}
+	if o.scenarioTimeout <= 0 || o.timeout <= 0 || o.counts.RateDuration <= 0 {
+		return o, errors.New("-scenario-timeout, -timeout and -rate-duration must be above 0")
+	}
+	if o.adminURLFile == "" || o.pgData == "" {
+		return o, errors.New("-admin-url-file and -pg-data are required")
+	}
+	return o, nil
+}
+
+// run parses the flags, runs the benchmark and returns the exit status.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bothy-bench: %v\n", err)
+		return 2
+	}
+	o.out = stdout
+	if err := benchmark(ctx, o); err != nil {
+		fmt.Fprintf(stdout, "FAIL: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// benchmark prepares the cluster and the receiver, runs the scenarios and
+// writes the summary.
+func benchmark(ctx context.Context, o options) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	rawURL, err := os.ReadFile(o.adminURLFile)
+	if err != nil {
+		return fmt.Errorf("reading -admin-url-file: %w", err)
+	}
+	base, err := wire.Load(o.configFile, os.Environ())
+	if err != nil {
+		return err
+	}
+	b := &bench{opt: o, baseURL: base.Database.URL, baseMigrationURL: base.Database.MigrationURL,
+		pg: &cluster{adminURL: strings.TrimSpace(string(rawURL)), dataDir: o.pgData}}
+	if err := b.pg.prepare(ctx); err != nil {
+		return err
+	}
+	if b.recv, err = newReceiver(); err != nil {
+		return err
+	}
+	b.recv.Start()
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		b.recv.stop(stopCtx)
+	}()
+	b.caFile = filepath.Join(o.workDir, "receiver-ca.pem")
+	if err := os.WriteFile(b.caFile, b.recv.CAPEM, 0o600); err != nil {
+		return fmt.Errorf("writing the receiver's CA certificate: %w", err)
+	}
+	writeHeader(o, b)
+	start := time.Now()
+	results, err := b.runAll(ctx)
+	writeSummary(o.out, results, time.Since(start))
+	return err
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ticksPerSecond is USER_HZ, the unit of the times in /proc/<pid>/stat:
+// 100 on every Linux ABI (proc(5)), whatever the kernel's own tick rate.
+const ticksPerSecond = 100
+
+// procStat is what the benchmark reads of one /proc/<pid>/stat line.
+type procStat struct {
+	PID, PPID int
+	// Self is utime plus stime in ticks: CPU the process used itself.
+	Self uint64
+	// Children is cutime plus cstime in ticks: CPU of its children that
+	// exited and that it waited for (the postmaster reaps its backends,
+	// so the time of a closed connection lands here).
+	Children uint64
+}
+
+// parseStat parses one /proc/<pid>/stat line. The command name (field 2)
+// is in parentheses and may itself hold spaces and parentheses, so the
+// fields are counted from the last ")". It fails when a field is missing
+// or not a number.
+func parseStat(line string) (procStat, error) {
+	open := strings.IndexByte(line, '(')
+	closing := strings.LastIndexByte(line, ')')
+	if open < 1 || closing < open {
+		return procStat{}, errors.New("stat: no command name")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line[:open]))
+	if err != nil {
+		return procStat{}, fmt.Errorf("stat: pid: %w", err)
+	}
+	// rest[0] is field 3 (state); field n is rest[n-3].
+	rest := strings.Fields(line[closing+1:])
+	if len(rest) < 15 {
+		return procStat{}, errors.New("stat: too few fields")
+	}
+	var nums [5]uint64 // ppid, utime, stime, cutime, cstime
+	for i, field := range []int{4, 14, 15, 16, 17} {
+		v, err := strconv.ParseUint(rest[field-3], 10, 64)
+		if err != nil {
+			return procStat{}, fmt.Errorf("stat: field %d: %w", field, err)
+		}
+		nums[i] = v
+	}
+	return procStat{PID: pid, PPID: int(nums[0]), Self: nums[1] + nums[2], Children: nums[3] + nums[4]}, nil
+}
+
+// clusterTicks returns the CPU ticks of a PostgreSQL cluster: the
+// postmaster's own and reaped children's, plus every living child's own
+// and reaped children's. Processes that are not the postmaster or its
+// children do not count; an unknown postmaster gives 0.
+func clusterTicks(stats []procStat, postmaster int) uint64 {
+	var total uint64
+	for _, s := range stats {
+		if s.PID == postmaster || s.PPID == postmaster {
+			total += s.Self + s.Children
+		}
+	}
+	return total
+}
+
+// parseHighWater returns VmHWM (the peak resident set) of a
+// /proc/<pid>/status text in bytes. It fails when the line is missing.
+func parseHighWater(status string) (uint64, error) {
+	for line := range strings.Lines(status) {
+		rest, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, errors.New("status: VmHWM is not in kB")
+		}
+		kb, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("status: VmHWM: %w", err)
+		}
+		return kb * 1024, nil
+	}
+	return 0, errors.New("status: no VmHWM line")
+}
+
+// readStat reads /proc/<pid>/stat.
+func readStat(pid int) (procStat, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseStat(string(raw))
+}
+
+// readHighWater reads the peak resident set of pid in bytes.
+func readHighWater(pid int) (uint64, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	return parseHighWater(string(raw))
+}
+
+// readAllStats reads the stat line of every process in /proc; processes
+// that end while it reads are left out.
+func readAllStats() ([]procStat, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []procStat
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if s, err := readStat(pid); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// readPostmasterPID reads the postmaster's PID, the first line of
+// postmaster.pid in the data directory.
+func readPostmasterPID(dataDir string) (int, error) {
+	f, err := os.Open(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		return 0, errors.New("postmaster.pid is empty")
+	}
+	return strconv.Atoi(strings.TrimSpace(sc.Text()))
+}
+
+// ticksToDuration converts /proc ticks to a duration.
+func ticksToDuration(ticks uint64) time.Duration {
+	return time.Duration(ticks) * time.Second / ticksPerSecond
+}

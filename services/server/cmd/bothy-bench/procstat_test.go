@@ -1,0 +1,57 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseStatReadsTimesAfterACommandWithSpacesAndParentheses(t *testing.T) {
+	t.Parallel()
+	// Fields 14 to 17 (utime, stime, cutime, cstime) are 150, 50, 7 and 3
+	// ticks; the command name holds ") (" as a hostile one may.
+	line := "4242 (postgres: a) (b) S 17 4242 4242 0 -1 4194560 100 0 0 0 150 50 7 3 20 0 1 0 999 1000 200 18446744073709551615"
+	st, err := parseStat(line)
+	require.NoError(t, err)
+	require.Equal(t, 4242, st.PID)
+	require.Equal(t, 17, st.PPID)
+	require.Equal(t, uint64(200), st.Self)
+	require.Equal(t, uint64(10), st.Children)
+}
+
+func TestParseStatRefusesMalformedLines(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		"",
+		"12 (x S 1",
+		"12 (x) S 1 2 3",
+		"x (y) S 1 1 1 0 -1 0 0 0 0 0 1 1 1 1",
+		"12 (y) S 1 1 1 0 -1 0 0 0 0 0 a 1 1 1",
+	} {
+		_, err := parseStat(line)
+		require.Error(t, err, line)
+	}
+}
+
+func TestParseHighWaterReadsVmHWMInBytes(t *testing.T) {
+	t.Parallel()
+	status := "Name:\tbothy\nVmPeak:\t  900000 kB\nVmHWM:\t   81234 kB\nVmRSS:\t   80000 kB\n"
+	got, err := parseHighWater(status)
+	require.NoError(t, err)
+	require.Equal(t, uint64(81234*1024), got)
+	_, err = parseHighWater("Name:\tbothy\n")
+	require.Error(t, err)
+}
+
+func TestClusterCPUAddsThePostmasterAndItsChildrenOnly(t *testing.T) {
+	t.Parallel()
+	stats := []procStat{
+		{PID: 100, PPID: 1, Self: 10, Children: 5}, // the postmaster, with reaped backends
+		{PID: 101, PPID: 100, Self: 20, Children: 0},
+		{PID: 102, PPID: 100, Self: 30, Children: 1},
+		{PID: 200, PPID: 1, Self: 1000, Children: 0},   // another program
+		{PID: 201, PPID: 200, Self: 1000, Children: 0}, // its child
+	}
+	require.Equal(t, uint64(66), clusterTicks(stats, 100))
+	require.Equal(t, uint64(0), clusterTicks(stats, 999))
+}

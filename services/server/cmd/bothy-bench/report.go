@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// topStatements is how many statements the report lists per scenario.
+const topStatements = 5
+
+// queryWidth is how much of a statement's text the report shows.
+const queryWidth = 90
+
+// writeHeader writes the machine, the date, the load and the settings of
+// the run, so the figures can be put beside others.
+func writeHeader(o options, b *bench) {
+	w := o.out
+	fmt.Fprintf(w, "bothy end-to-end benchmark, %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "machine: %d cores (%s), %s memory, load average %s, %s/%s\n",
+		runtime.NumCPU(), cpuModel(), memTotal(), loadAverage(), runtime.GOOS, runtime.GOARCH)
+	stmts := "off (the cluster did not load it)"
+	if b.pg.statements {
+		stmts = "on"
+	}
+	fmt.Fprintf(w, "scale %g, %d posters, %d-byte texts, %s per scenario, pg_stat_statements %s\n",
+		o.counts.Scale, o.posters, o.textBytes, o.scenarioTimeout, stmts)
+	fmt.Fprintf(w, "receiver https://%s on 127.0.0.1 (answers 204 at once, does not verify signatures)\n", b.recv.hostPort())
+}
+
+// writeResult writes the report of one scenario.
+func writeResult(w io.Writer, r result) {
+	ingest := r.PostEnd.Sub(r.PostStart)
+	fmt.Fprintf(w, "  posted        %d messages in %s: ingest %s messages/s", r.Posted, round(ingest), perSecond(r.Posted, ingest))
+	if r.PostErrs > 0 {
+		fmt.Fprintf(w, " (%d posts failed)", r.PostErrs)
+	}
+	if r.Posted < r.Shape.Messages {
+		fmt.Fprintf(w, " (%d of %d: the scenario's time was up)", r.Posted, r.Shape.Messages)
+	}
+	fmt.Fprintln(w)
+	span := r.LastArrival.Sub(r.DeliverFrom)
+	from := "the first post"
+	if r.Shape.Backlog {
+		from = "the start of the workers"
+	}
+	fmt.Fprintf(w, "  delivered     %d of %d in %s from %s: %s deliveries/s", r.Delivered, r.Expected, round(span), from, perSecond(r.Delivered, span))
+	if r.TimedOut {
+		fmt.Fprintf(w, "  INCOMPLETE (the scenario's time was up)")
+	}
+	fmt.Fprintln(w)
+	l := r.Latency
+	fmt.Fprintf(w, "  latency       post to receipt p50 %s, p90 %s, p99 %s, max %s\n",
+		round(l.percentile(50)), round(l.percentile(90)), round(l.percentile(99)), round(l.max()))
+	fmt.Fprintf(w, "  order         %d violations (per subscription, by the event seq); %d duplicates (same webhook-id twice)\n", r.Violations, r.Duplicates)
+	if r.Shape.Hung >= 0 {
+		fmt.Fprintf(w, "  hung app      %d requests held until the sender gave up\n", r.HungSeen)
+	}
+	if r.Refused > 0 {
+		fmt.Fprintf(w, "  refused       %d requests the receiver could not read\n", r.Refused)
+	}
+	fmt.Fprintf(w, "  cpu/delivery  bothy api %s, worker %s, postgres %s (the benchmark itself %s)\n",
+		perDelivery(r.CPUAPI, r.Delivered), perDelivery(r.CPUWorkers, r.Delivered), perDelivery(r.CPUPostgres, r.Delivered), perDelivery(r.CPUBench, r.Delivered))
+	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
+	fmt.Fprintf(w, "  worker rss    peak %.1f MiB\n", float64(r.WorkerRSS)/(1<<20))
+	writeStatements(w, r.Statements, r.Delivered)
+}
+
+// writeStatements writes the statement totals and the top statements per
+// delivery.
+func writeStatements(w io.Writer, stmts []statement, delivered int) {
+	if stmts == nil || delivered == 0 {
+		return
+	}
+	var calls, hit int64
+	var ms float64
+	for _, s := range stmts {
+		calls += s.Calls
+		hit += s.SharedHit
+		ms += s.TotalMS
+	}
+	d := float64(delivered)
+	fmt.Fprintf(w, "  statements    %.1f per delivery, %.0f shared buffers hit, %.2f ms statement time (posting included)\n",
+		float64(calls)/d, float64(hit)/d, ms/d)
+	fmt.Fprintf(w, "  top statements per delivery: calls, ms, buffers hit, query\n")
+	for _, s := range stmts[:min(topStatements, len(stmts))] {
+		fmt.Fprintf(w, "    %6.2f %7.3f %7.1f  %s\n", float64(s.Calls)/d, s.TotalMS/d, float64(s.SharedHit)/d, oneLine(s.Query, queryWidth))
+	}
+}
+
+// writeSummary writes one Markdown table row per scenario, the form of
+// docs/benchmarks.md.
+func writeSummary(w io.Writer, results []result, took time.Duration) {
+	fmt.Fprintf(w, "\nsummary (%s in all)\n\n", round(took))
+	fmt.Fprintln(w, "| scenario | messages | deliveries | ingest/s | deliveries/s | p50 | p90 | p99 | max | order violations | duplicates | bothy CPU ms/delivery | PostgreSQL CPU ms/delivery |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range results {
+		l := r.Latency
+		delivered := fmt.Sprintf("%d of %d", r.Delivered, r.Expected)
+		if r.TimedOut {
+			delivered += " (incomplete)"
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s |\n",
+			r.Shape.Name, r.Posted, delivered, perSecond(r.Posted, r.PostEnd.Sub(r.PostStart)),
+			perSecond(r.Delivered, r.LastArrival.Sub(r.DeliverFrom)),
+			round(l.percentile(50)), round(l.percentile(90)), round(l.percentile(99)), round(l.max()),
+			r.Violations, r.Duplicates,
+			strings.TrimSuffix(perDelivery(r.CPUAPI+r.CPUWorkers, r.Delivered), " ms"),
+			strings.TrimSuffix(perDelivery(r.CPUPostgres, r.Delivered), " ms"))
+	}
+	if ratio, ok := hangRatio(results); ok {
+		fmt.Fprintf(w, "\nhang: the subscriptions that answer at once reached %.0f%% of the fleet's deliveries/s\n", ratio*100)
+	}
+}
+
+// hangRatio returns the deliveries/s of the hang scenario divided by the
+// fleet's, when both ran: what a hanging receiver costs the others.
+func hangRatio(results []result) (float64, bool) {
+	rate := map[string]float64{}
+	for _, r := range results {
+		if span := r.LastArrival.Sub(r.DeliverFrom); span > 0 {
+			rate[r.Shape.Name] = float64(r.Delivered) / span.Seconds()
+		}
+	}
+	fleet, hang := rate["fleet"], rate["hang"]
+	if fleet == 0 || hang == 0 {
+		return 0, false
+	}
+	return hang / fleet, true
+}
+
+// perSecond renders n per d as a rate; "-" when d is not positive.
+func perSecond(n int, d time.Duration) string {
+	if d <= 0 || n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(n)/d.Seconds())
+}
+
+// perDelivery renders cpu divided by n deliveries in milliseconds.
+func perDelivery(cpu time.Duration, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f ms", float64(cpu)/float64(time.Millisecond)/float64(n))
+}
+
+// round shortens a duration for the report: to 0.1 ms below a second, to
+// 10 ms above.
+func round(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}
+
+// oneLine collapses the white space of a statement and cuts it to width.
+func oneLine(q string, width int) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > width {
+		return q[:width-3] + "..."
+	}
+	return q
+}
+
+// cpuModel returns the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	raw, _ := os.ReadFile("/proc/cpuinfo")
+	for line := range strings.Lines(string(raw)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+// memTotal returns MemTotal of /proc/meminfo in GiB.
+func memTotal() string {
+	raw, _ := os.ReadFile("/proc/meminfo")
+	for line := range strings.Lines(string(raw)) {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%f kB", &kb); err == nil {
+				return fmt.Sprintf("%.1f GiB", kb/(1<<20))
+			}
+		}
+	}
+	return "unknown"
+}
+
+// loadAverage returns the three load averages of /proc/loadavg.
+func loadAverage() string {
+	raw, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

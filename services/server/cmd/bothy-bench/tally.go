@@ -1,0 +1,110 @@
+package main
+
+import (
+	"slices"
+	"time"
+)
+
+// arrival is one request that reached the receiver: which subscription
+// (the app index in the path), the event (webhook-id, seq from the body)
+// and the message it carries, with the time it arrived.
+type arrival struct {
+	// Sub is the index of the app whose subscription sent it.
+	Sub int
+	// WebhookID is the webhook-id header: the event ID, the same for every
+	// subscription of a fan-out and on every retry.
+	WebhookID string
+	// Seq is the event's seq from the body: the order of the event log.
+	Seq int64
+	// MessageID is resource.id of the body: the message posted.
+	MessageID string
+	// At is when the receiver read the request.
+	At time.Time
+}
+
+// tally counts arrivals per subscription: a second arrival of one
+// webhook-id at one subscription is a duplicate (at least once allows
+// it); a new event whose seq is not above every seq the subscription got
+// before is an order violation (strict order per subscription). A
+// webhook-id seen at another subscription is neither: in a fan-out every
+// subscription gets the same event.
+type tally struct {
+	unique, duplicates, violations int
+
+	subs map[int]*subTally
+}
+
+// subTally is the state of one subscription.
+type subTally struct {
+	seen   map[string]struct{}
+	maxSeq int64
+}
+
+// add counts a and reports whether it was new (not a duplicate).
+func (t *tally) add(a arrival) bool {
+	if t.subs == nil {
+		t.subs = map[int]*subTally{}
+	}
+	s := t.subs[a.Sub]
+	if s == nil {
+		s = &subTally{seen: map[string]struct{}{}}
+		t.subs[a.Sub] = s
+	}
+	if _, dup := s.seen[a.WebhookID]; dup {
+		t.duplicates++
+		return false
+	}
+	s.seen[a.WebhookID] = struct{}{}
+	t.unique++
+	if len(s.seen) > 1 && a.Seq <= s.maxSeq {
+		t.violations++
+	}
+	s.maxSeq = max(s.maxSeq, a.Seq)
+	return true
+}
+
+// uniqueOf returns how many distinct events subscription sub got.
+func (t *tally) uniqueOf(sub int) int {
+	if s := t.subs[sub]; s != nil {
+		return len(s.seen)
+	}
+	return 0
+}
+
+// durations is a sorted sample of latencies.
+type durations []time.Duration
+
+// summarize returns a sorted copy of in.
+func summarize(in []time.Duration) durations {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return out
+}
+
+// count is the size of the sample.
+func (d durations) count() int { return len(d) }
+
+// max is the largest value, 0 for an empty sample.
+func (d durations) max() time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	return d[len(d)-1]
+}
+
+// percentile returns the p-th percentile (0 to 100) by the nearest-rank
+// method: the smallest value with at least p percent of the sample at or
+// below it. An empty sample gives 0.
+func (d durations) percentile(p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	// rank = ceil(p/100 * n), at least 1.
+	n := float64(len(d))
+	rank := int(p / 100 * n)
+	if float64(rank) < p/100*n {
+		rank++
+	}
+	rank = min(max(rank, 1), len(d))
+	return d[rank-1]
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPercentileUsesTheNearestRank(t *testing.T) {
+	t.Parallel()
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{"no value gives zero", nil, 50, 0},
+		{"one value is every percentile", ms(7), 99, 7 * time.Millisecond},
+		{"the median of four is the second", ms(4, 1, 3, 2), 50, 2 * time.Millisecond},
+		{"p90 of ten is the ninth", ms(10, 9, 8, 7, 6, 5, 4, 3, 2, 1), 90, 9 * time.Millisecond},
+		{"p99 of a hundred is the 99th", ms(seq(1, 100)...), 99, 99 * time.Millisecond},
+		{"p100 is the largest", ms(5, 1, 9), 100, 9 * time.Millisecond},
+		{"p0 is the smallest", ms(5, 1, 9), 0, time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, c.want, summarize(c.in).percentile(c.p))
+		})
+	}
+}
+
+func TestSummarizeGivesMaxAndCount(t *testing.T) {
+	t.Parallel()
+	s := summarize([]time.Duration{3, 1, 2})
+	require.Equal(t, 3, s.count())
+	require.Equal(t, time.Duration(3), s.max())
+	require.Equal(t, time.Duration(0), summarize(nil).max())
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func TestTallyCountsOrderViolationsAndDuplicatesPerSubscription(t *testing.T) {
+	t.Parallel()
+	var ta tally
+	// Subscription 1 gets 1, 2, 4, then 3 late (a violation), then 4 again
+	// (a duplicate, not a second violation).
+	for _, a := range []arrival{
+		{Sub: 1, WebhookID: "e1", Seq: 1},
+		{Sub: 1, WebhookID: "e2", Seq: 2},
+		{Sub: 1, WebhookID: "e4", Seq: 4},
+		{Sub: 1, WebhookID: "e3", Seq: 3},
+		{Sub: 1, WebhookID: "e4", Seq: 4},
+	} {
+		ta.add(a)
+	}
+	// Subscription 2 sees the same events (fan-out: the webhook-id is the
+	// event's): neither duplicates nor violations of subscription 1.
+	for _, a := range []arrival{
+		{Sub: 2, WebhookID: "e1", Seq: 1},
+		{Sub: 2, WebhookID: "e3", Seq: 3},
+	} {
+		ta.add(a)
+	}
+	require.Equal(t, 6, ta.unique)
+	require.Equal(t, 1, ta.duplicates)
+	require.Equal(t, 1, ta.violations)
+	require.Equal(t, 4, ta.uniqueOf(1))
+	require.Equal(t, 2, ta.uniqueOf(2))
+}
+
+func TestTallyReportsWhetherAnArrivalWasNew(t *testing.T) {
+	t.Parallel()
+	var ta tally
+	require.True(t, ta.add(arrival{Sub: 0, WebhookID: "e1", Seq: 1}))
+	require.False(t, ta.add(arrival{Sub: 0, WebhookID: "e1", Seq: 1}))
+	require.True(t, ta.add(arrival{Sub: 0, WebhookID: "e2", Seq: 1}), "an equal seq of a new event is new and a violation")
+	require.Equal(t, 1, ta.violations)
+}
+
+func TestHangRatioComparesTheHangScenarioWithTheFleet(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	res := func(name string, delivered int, seconds int) result {
+		return result{Shape: shape{Name: name}, Delivered: delivered, DeliverFrom: t0, LastArrival: t0.Add(time.Duration(seconds) * time.Second)}
+	}
+	got, ok := hangRatio([]result{res("fleet", 1000, 10), res("hang", 900, 10)})
+	require.True(t, ok)
+	require.InDelta(t, 0.9, got, 1e-9)
+	_, ok = hangRatio([]result{res("hang", 900, 10)})
+	require.False(t, ok, "without the fleet there is nothing to compare")
+}
