@@ -12,6 +12,8 @@ import (
 	"context"
 	"time"
 
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/ids"
 )
 
@@ -113,4 +115,43 @@ type Grants interface {
 	// ListForPrincipal returns the grants held by subjectID ordered by
 	// created_at, then id; an empty slice when there are none.
 	ListForPrincipal(ctx context.Context, subjectID ids.ID) ([]Grant, error)
+}
+
+// DeliveryRouter routes durable events to apps by their rights when a
+// consumer round turns events into webhook deliveries (docs/DECISIONS.md
+// D-M2-26-35, ADR 0051): an event an app cannot see at the round gets no
+// delivery. It applies exactly the rules of the Authorizer's decision of
+// webhook_out.deliver in filter mode (no denial audit, no decision
+// counted), so the check before every attempt agrees with the round unless
+// a right changed in between. Implemented by internal/authz/app.Authorizer;
+// every method runs in the unit of work of ctx and memoises what it read
+// for it.
+type DeliveryRouter interface {
+	// Reach returns the principals that may see an event on r through
+	// their grants: the audience of a personal event; for an event in a
+	// channel (a channel, thread or message) the principals with a grant
+	// on that channel or on its space; for an event on a space those with
+	// any grant in it. Everyone is true for the rest (an event on the
+	// instance), which any principal may see; Principals is then empty.
+	// The result is a superset of the apps Deliverable allows, found with
+	// one indexed read per place and unit of work, so a round's cost
+	// follows the apps that can see its events, not every subscription.
+	Reach(ctx context.Context, r authorize.Resource) (Reach, error)
+	// Deliverable decides webhook_out.deliver on r for each of apps (app
+	// principals with their installation's scopes), loading the grants of
+	// those not yet loaded in the unit of work with one statement. The
+	// result has the index of apps: true where the decision allows, and
+	// for every app when the decision rejects r as malformed (a data fault
+	// the check before the attempt reports, instead of the round stopping
+	// the consumer). Errors: failures to load grants.
+	Deliverable(ctx context.Context, apps []actor.Principal, r authorize.Resource) ([]bool, error)
+}
+
+// Reach is the result of DeliveryRouter.Reach.
+type Reach struct {
+	// Everyone is true when any principal may see the event.
+	Everyone bool
+	// Principals may see it through a grant (or as its audience) when
+	// Everyone is false; ordered by id, no duplicates.
+	Principals []ids.ID
 }

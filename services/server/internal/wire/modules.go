@@ -189,7 +189,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		return nil, err
 	}
 	if m.Deliveries, err = appsapp.NewDeliveries(appsapp.DeliveryDeps{
-		UnitOfWork: m.UnitOfWork, Store: appspg.NewDeliveryStore(d.Pool), Events: m.Log, Authorizer: m.Authorizer,
+		UnitOfWork: m.UnitOfWork, Store: appspg.NewDeliveryStore(d.Pool), Events: m.Log, Authorizer: m.Authorizer, Router: m.Authorizer,
 		Audit: m.Audit, Keys: m.Keys, State: m.Instance, Master: hmacMaster, Sender: sender, Scheduler: scheduler,
 		Clock: d.Clock, Logger: d.Logger,
 	}, appsapp.DeliveryOptions{

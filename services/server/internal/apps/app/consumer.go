@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
@@ -15,12 +18,12 @@ import (
 )
 
 // round is the memo of one consumer round (one transaction): the
-// candidates per event type, loaded once; the open count of each active
+// candidates per event type and reach, loaded once; the open count of each active
 // subscription, counted once and then tracked; the state each subscription
 // has in this round; and the subscriptions already woken.
 type round struct {
 	mu         sync.Mutex
-	candidates map[eventlog.Type][]Candidate
+	candidates map[candidateKey][]Candidate
 	pending    map[ids.ID]int
 	states     map[ids.ID]apps.SubscriptionState
 	scheduled  map[ids.ID]bool
@@ -36,7 +39,7 @@ func roundOf(ctx context.Context) *round {
 		return r
 	}
 	r := &round{
-		candidates: map[eventlog.Type][]Candidate{},
+		candidates: map[candidateKey][]Candidate{},
 		pending:    map[ids.ID]int{},
 		states:     map[ids.ID]apps.SubscriptionState{},
 		scheduled:  map[ids.ID]bool{},
@@ -46,19 +49,26 @@ func roundOf(ctx context.Context) *round {
 }
 
 // HandleEvent implements sync.ConsumerHandler for the consumer webhooks
-// (Design note 3). It runs in the round's transaction once per event in seq
+// (ADR 0051). It runs in the round's transaction once per event in seq
 // order and writes only delivery rows, jobs and the audit entries of
 // system transitions; it calls nothing outside the process and appends no
 // durable event.
 //
-// For an event an app may subscribe to: the candidates of its type (loaded
-// once per round) get one pending row each, a personal event only the
-// subscriptions of its audience's installation (rights are checked at
-// delivery time, not here); an active subscription whose open deliveries
-// reach webhook.max_pending_per_subscription with this row is paused
-// (system transition max_pending, audited); and every active subscription
-// of an active installation that got a new row is scheduled once per round.
-// A disabled subscription gets no rows (D-M2-26-1). Errors roll the round
+// For an event an app may subscribe to, the rows go only to the apps that
+// can see it now (routing by rights, D-M2-26-35): authz.DeliveryRouter
+// names the apps that may see the event's place (its channel or space, the
+// audience of a personal event, every app for the instance), the
+// candidates are the subscriptions of those apps with the event's type
+// (read once per type and place in a round), and webhook_out.deliver
+// decides each in filter mode with the grants loaded in one statement. A
+// candidate it does not allow gets no row. A suspended installation is
+// routed like an active one, because suspension holds deliveries back and
+// is not a right: its rows wait for the resume. Then an active
+// subscription whose open deliveries reach
+// webhook.max_pending_per_subscription with this row is paused (system
+// transition max_pending, audited), and every active subscription of an
+// active installation that got a new row is scheduled once per round. A
+// disabled subscription gets no rows (D-M2-26-1). Errors roll the round
 // back.
 func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error {
 	if !domain.AppSubscribable(string(ev.Type)) {
@@ -67,15 +77,33 @@ func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error 
 	r := roundOf(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	cands, err := s.candidatesOf(ctx, r, ev.Type)
+	res := eventResource(ev)
+	cands, err := s.candidatesOf(ctx, r, ev.Type, res)
+	if err != nil {
+		return err
+	}
+	var routed []Candidate
+	var principals []actor.Principal
+	for _, c := range cands {
+		if !ev.AudiencePrincipalID.IsZero() && c.AppPrincipalID != ev.AudiencePrincipalID {
+			continue
+		}
+		routed = append(routed, c)
+		principals = append(principals, actor.Principal{ID: c.AppPrincipalID, Kind: actor.KindApp,
+			InstallationID: c.InstallationID, InstallationActive: true, GrantedScopes: c.GrantedScopes})
+	}
+	if len(routed) == 0 {
+		return nil
+	}
+	allowed, err := s.router.Deliverable(ctx, principals, res)
 	if err != nil {
 		return err
 	}
 	now := s.now()
-	byID := make(map[ids.ID]Candidate, len(cands))
+	byID := make(map[ids.ID]Candidate, len(routed))
 	var subs, deliveryIDs []ids.ID
-	for _, c := range cands {
-		if !ev.AudiencePrincipalID.IsZero() && c.AppPrincipalID != ev.AudiencePrincipalID {
+	for i, c := range routed {
+		if !allowed[i] {
 			continue
 		}
 		id, err := newID(now)
@@ -108,22 +136,50 @@ func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error 
 	return nil
 }
 
-// candidatesOf returns the candidates of t, loading them once per round.
-func (s *Deliveries) candidatesOf(ctx context.Context, r *round, t eventlog.Type) ([]Candidate, error) {
-	if cands, ok := r.candidates[t]; ok {
-		return cands, nil
-	}
-	cands, err := s.store.DeliveryCandidates(ctx, t)
+// candidatesOf returns the candidates of type t for an event on res: the
+// subscriptions of the apps authz.DeliveryRouter.Reach names, or of every
+// app for an event any principal may see; read once per type and reach in
+// a round.
+func (s *Deliveries) candidatesOf(ctx context.Context, r *round, t eventlog.Type, res authorize.Resource) ([]Candidate, error) {
+	reach, err := s.router.Reach(ctx, res)
 	if err != nil {
 		return nil, err
 	}
-	r.candidates[t] = cands
+	key := candidateKey{typ: t, everyone: reach.Everyone}
+	if !reach.Everyone {
+		var b strings.Builder
+		for _, p := range reach.Principals {
+			b.WriteString(p.String())
+		}
+		key.principals = b.String()
+	}
+	if cands, ok := r.candidates[key]; ok {
+		return cands, nil
+	}
+	var cands []Candidate
+	if reach.Everyone {
+		cands, err = s.store.DeliveryCandidates(ctx, t)
+	} else {
+		cands, err = s.store.DeliveryCandidatesOf(ctx, t, reach.Principals)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.candidates[key] = cands
 	for _, c := range cands {
 		if _, seen := r.states[c.SubscriptionID]; !seen {
 			r.states[c.SubscriptionID] = c.State
 		}
 	}
 	return cands, nil
+}
+
+// candidateKey names one read of candidates in a round: a type and the
+// apps that may see the event.
+type candidateKey struct {
+	typ        eventlog.Type
+	everyone   bool
+	principals string
 }
 
 // applyQuota tracks the open count of every active subscription that got a

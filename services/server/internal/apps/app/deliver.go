@@ -348,15 +348,7 @@ func (s *Deliveries) admissible(ctx context.Context, t *DeliveryTarget, ev event
 		InstallationActive: inst.State == apps.InstallationActive,
 		GrantedScopes:      inst.GrantedScopes,
 	}
-	d, err := s.az.Authorize(authorize.Filter(ctx), app, authorize.WebhookOutDeliver, authorize.Resource{
-		Kind:       ev.ResourceKind,
-		ID:         ev.ResourceID,
-		SpaceID:    ev.SpaceID,
-		ChannelID:  ev.ChannelID,
-		ThreadID:   ev.ThreadID,
-		DeliveryOf: ev.ReceiveAction,
-		Audience:   ev.AudiencePrincipalID,
-	})
+	d, err := s.az.Authorize(authorize.Filter(ctx), app, authorize.WebhookOutDeliver, eventResource(ev))
 	if err != nil {
 		return "", err
 	}
@@ -580,4 +572,18 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, c *chain, la
 // counted failure but not an attempt, since attempt counts requests.
 func refusedBeforeSending(code apps.LastError) bool {
 	return code == apps.LastErrorAddressBlocked || code == apps.LastErrorHostNotAllowed
+}
+
+// eventResource is the resource of webhook_out.deliver for ev: the event's
+// resource with its place, its receive action and its audience.
+func eventResource(ev eventsync.Event) authorize.Resource {
+	return authorize.Resource{
+		Kind:       ev.ResourceKind,
+		ID:         ev.ResourceID,
+		SpaceID:    ev.SpaceID,
+		ChannelID:  ev.ChannelID,
+		ThreadID:   ev.ThreadID,
+		DeliveryOf: ev.ReceiveAction,
+		Audience:   ev.AudiencePrincipalID,
+	}
 }

@@ -29,6 +29,10 @@ type DeliveryStore interface {
 	// their event_types, their installation active or suspended with t in
 	// its event_subscriptions; ordered by subscription id, never nil.
 	DeliveryCandidates(ctx context.Context, t eventlog.Type) ([]Candidate, error)
+	// DeliveryCandidatesOf returns the candidates of type t among the apps
+	// whose principals are in principals, found from those apps (not from
+	// every subscription of t); ordered by subscription id, never nil.
+	DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID) ([]Candidate, error)
 	// InsertDeliveries creates one pending row (attempt 0, due at now) per
 	// subscription of subs for ev, with the delivery id of the same index
 	// in deliveryIDs, skipping subscriptions that already have a row for
@@ -91,6 +95,9 @@ type Candidate struct {
 	// app principal is its audience.
 	InstallationID, AppID, AppPrincipalID ids.ID
 	InstallationState                     apps.InstallationState
+	// GrantedScopes are the installation's scopes, for the routing by
+	// rights of the round.
+	GrantedScopes []string
 }
 
 // DeliveryTarget is a subscription as the delivery job reads it under its

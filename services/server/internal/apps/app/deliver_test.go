@@ -140,30 +140,27 @@ func TestWebhookDeliveryG10(t *testing.T) {
 }
 
 // TestAZM49 (07 11.1): Tracker is subscribed to message.created and holds
-// G-6 on Eskalation only; the Allgemein event dies without a request.
+// G-6 on Eskalation only. The round routes by rights (D-M2-26-35): the
+// Allgemein event, which Tracker cannot see, leaves no row at all; exactly
+// the Eskalation event goes out; nothing is counted and no denial is
+// audited.
 func TestAZM49(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{})
 	sub := b.sub
 	allgemein := b.post(t, b.w.Alex, b.w.Allgemein, "Alex in Allgemein")
 	eskalation := b.post(t, b.w.Alex, b.w.Eskalation, "Alex in Eskalation")
+	require.Less(t, allgemein, eskalation)
 	b.runRound(t)
 	b.deliver(t, sub)
 
 	got := b.recv.requests()
 	require.Len(t, got, 1, "exactly the Eskalation event goes out")
 	rows := b.deliveries(t, sub)
-	require.Equal(t, rows[1].EventID.String(), got[0].id)
-	require.Equal(t, eskalation, rows[1].EventSeq)
-	require.Equal(t, "succeeded", rows[1].Status)
-
-	dead := rows[0]
-	require.Equal(t, allgemein, dead.EventSeq)
-	require.Equal(t, "dead", dead.Status)
-	require.Equal(t, "not_authorized", *dead.LastError)
-	require.Zero(t, dead.Attempt, "no request, no attempt")
-	require.Nil(t, dead.ResponseCode)
-	require.Nil(t, dead.NextAttemptAt)
+	require.Len(t, rows, 1, "the Allgemein event leaves no row")
+	require.Equal(t, rows[0].EventID.String(), got[0].id)
+	require.Equal(t, eskalation, rows[0].EventSeq)
+	require.Equal(t, "succeeded", rows[0].Status)
 	require.Zero(t, b.subscription(t, sub).ConsecutiveFailures, "not counted as a failure")
 	require.Empty(t, audittest.List(t, b.db.App, audittest.Filter{Outcome: "deny"}), "the filter mode writes no denial")
 	require.Empty(t, b.transitions(t))

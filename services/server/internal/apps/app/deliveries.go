@@ -10,6 +10,7 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/authz"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
@@ -77,8 +78,12 @@ type DeliveryDeps struct {
 	Store DeliveryStore
 	// Events reads the event of an attempt (sync.LogReader).
 	Events eventsync.LogReader
-	// Authorizer decides webhook_out.deliver in filter mode.
+	// Authorizer decides webhook_out.deliver in filter mode before every
+	// attempt.
 	Authorizer authorize.Authorizer
+	// Router routes the events of a round to the apps that can see them
+	// (D-M2-26-35); the same rules as Authorizer.
+	Router authz.DeliveryRouter
 	// Audit records the system transitions (webhook_out.transition).
 	Audit auditing.Recorder
 	// Keys gives the webhook_out signers (v1a).
@@ -108,6 +113,7 @@ type Deliveries struct {
 	store     DeliveryStore
 	events    eventsync.LogReader
 	az        authorize.Authorizer
+	router    authz.DeliveryRouter
 	audit     auditing.Recorder
 	keys      instance.Keys
 	state     instance.State
@@ -129,9 +135,9 @@ var (
 // required dependency is missing or an option is out of range (a wiring
 // bug).
 func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
-	if d.UnitOfWork == nil || d.Store == nil || d.Events == nil || d.Authorizer == nil || d.Audit == nil ||
+	if d.UnitOfWork == nil || d.Store == nil || d.Events == nil || d.Authorizer == nil || d.Router == nil || d.Audit == nil ||
 		d.Keys == nil || d.State == nil || d.Master == nil || d.Sender == nil || d.Scheduler == nil || d.Clock == nil {
-		return nil, errors.New("apps: NewDeliveries needs a unit of work, a store, the event log, an authorizer, " +
+		return nil, errors.New("apps: NewDeliveries needs a unit of work, a store, the event log, an authorizer, a router, " +
 			"an audit recorder, keys, the instance state, the HMAC master key, a sender, a scheduler and a clock")
 	}
 	if err := o.validate(); err != nil {
@@ -146,7 +152,7 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Deliveries{
-		uow: d.UnitOfWork, store: d.Store, events: d.Events, az: d.Authorizer, audit: d.Audit,
+		uow: d.UnitOfWork, store: d.Store, events: d.Events, az: d.Authorizer, router: d.Router, audit: d.Audit,
 		keys: d.Keys, state: d.State, master: d.Master, sender: d.Sender, scheduler: d.Scheduler,
 		clock: d.Clock, rnd: rnd, log: log, opts: o,
 	}, nil

@@ -30,7 +30,6 @@ import (
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
 	"bothy/server/internal/kernel/auditing/audittest"
-	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/hostlist"
 	"bothy/server/internal/kernel/ids"
@@ -119,6 +118,8 @@ type bundle struct {
 	runtime   *jobs.Runtime
 	pool      *pgxpool.Pool // the delivery path's pool
 	jobMax    int           // options.jobMaxAttempts
+	uow       *pg.UnitOfWork
+	scheduler app.DeliveryScheduler // the delivery path's
 	d         *app.Deliveries
 	round     *syncapp.Runner
 	recv      *receiver
@@ -168,7 +169,8 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 
 	// The delivery path runs on its own pool when a benchmark traces its
 	// statements, and on the world's otherwise.
-	pool, az, audit := db.App, authorize.Authorizer(s.Authorizer), auditing.Recorder(s.Audit)
+	pool, audit := db.App, auditing.Recorder(s.Audit)
+	az := s.Authorizer
 	if o.tracer != nil {
 		cfg, err := pgxpool.ParseConfig(db.AppURL)
 		require.NoError(t, err)
@@ -234,12 +236,12 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 		sender = o.sender(sender)
 	}
 	b.d, err = app.NewDeliveries(app.DeliveryDeps{
-		UnitOfWork: uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Audit: audit,
+		UnitOfWork: uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Router: az, Audit: audit,
 		Keys: s.Keys, State: s.Instance, Master: master, Sender: sender, Scheduler: scheduler,
 		Clock: b.clock, Random: o.random, Logger: logger,
 	}, b.opts)
 	require.NoError(t, err)
-	b.pool, b.jobMax = pool, o.jobMaxAttempts
+	b.pool, b.jobMax, b.uow, b.scheduler = pool, o.jobMaxAttempts, uow, scheduler
 	require.NoError(t, appsjobs.RegisterWebhookDeliver(b.runtime, b.d, o.jobMaxAttempts))
 	if o.worker {
 		startRuntime(t, b.runtime)
@@ -294,6 +296,13 @@ func (b *bundle) secondWorker(t testing.TB) *jobs.Runtime {
 	require.NoError(t, appsjobs.RegisterWebhookDeliver(rt, b.d, b.jobMax))
 	startRuntime(t, rt)
 	return rt
+}
+
+// schedule inserts a delivery job of sub due now through the delivery
+// path's own scheduler (its runtime's registration of the kind).
+func (b *bundle) schedule(t testing.TB, sub ids.ID) {
+	t.Helper()
+	require.NoError(t, b.uow.Do(bg, func(ctx context.Context) error { return b.scheduler.Schedule(ctx, sub, b.now()) }))
 }
 
 // logged reports whether the delivery path logged a line with msg.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
 )
 
@@ -96,9 +97,13 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 	t.Run("a revoked right sends nothing", func(t *testing.T) {
 		t.Parallel()
 		b := world(t, options{})
+		// Paused, the round makes the row and no job runs; the right goes
+		// between the round and the attempt.
+		b.setState(t, b.sub, apps.SubscriptionPaused)
 		b.post(t, b.w.Alex, b.w.Eskalation, "before the revocation")
-		require.NoError(t, b.w.Services.Apps.DeleteAppGrant(b.robin(t), b.appID, b.w.G6.ID))
 		b.runRound(t)
+		require.NoError(t, b.w.Services.Apps.DeleteAppGrant(b.robin(t), b.appID, b.w.G6.ID))
+		b.setState(t, b.sub, apps.SubscriptionActive)
 		eventually(t, "the delivery is dead", func() bool { return b.statusesAre(t, "dead") })
 		require.Equal(t, "not_authorized", *b.deliveries(t, b.sub)[0].LastError)
 		b.waitJobsIdle(t)

@@ -17,6 +17,14 @@ import (
 type GrantStore interface {
 	// GrantFacts returns every grant held by principalID as decision facts.
 	GrantFacts(ctx context.Context, principalID ids.ID) ([]domain.GrantFact, error)
+	// GrantFactsOf returns the grants of each of principalIDs as decision
+	// facts, read with one statement; a principal without grants maps to
+	// an empty slice.
+	GrantFactsOf(ctx context.Context, principalIDs []ids.ID) (map[ids.ID][]domain.GrantFact, error)
+	// HoldersIn returns the principals holding a grant on space (any of
+	// its channels or the whole space) when channel is Zero, else on
+	// channel or on the whole space; ordered by id, no duplicates.
+	HoldersIn(ctx context.Context, space, channel ids.ID) ([]ids.ID, error)
 	// InsertGrant stores g. Errors (*errs.Error): validation_failed with
 	// /space_id or /channel_id (code not_found) for an unknown space or a
 	// channel outside the space, not_found for an unknown subject,

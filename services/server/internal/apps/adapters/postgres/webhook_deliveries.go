@@ -57,16 +57,40 @@ func (s *DeliveryStore) DeliveryCandidates(ctx context.Context, t eventlog.Type)
 	}
 	out := make([]app.Candidate, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, app.Candidate{
-			SubscriptionID:    r.ID,
-			State:             apps.SubscriptionState(r.State),
-			InstallationID:    r.InstallationID,
-			AppID:             r.AppID,
-			AppPrincipalID:    r.PrincipalID,
-			InstallationState: apps.InstallationState(r.InstallationState),
-		})
+		out = append(out, candidate(db.WebhookSubscriptionDeliveryCandidatesOfRow(r)))
 	}
 	return out, nil
+}
+
+// DeliveryCandidatesOf implements app.DeliveryStore.
+func (s *DeliveryStore) DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID) ([]app.Candidate, error) {
+	out := []app.Candidate{}
+	if len(principals) == 0 {
+		return out, nil
+	}
+	rows, err := s.q(ctx).WebhookSubscriptionDeliveryCandidatesOf(ctx, db.WebhookSubscriptionDeliveryCandidatesOfParams{
+		PrincipalIds: principals, EventType: string(t),
+	})
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: reading the webhook candidates failed")
+	}
+	for _, r := range rows {
+		out = append(out, candidate(r))
+	}
+	return out, nil
+}
+
+// candidate maps a row of either candidate query.
+func candidate(r db.WebhookSubscriptionDeliveryCandidatesOfRow) app.Candidate {
+	return app.Candidate{
+		SubscriptionID:    r.ID,
+		State:             apps.SubscriptionState(r.State),
+		InstallationID:    r.InstallationID,
+		AppID:             r.AppID,
+		AppPrincipalID:    r.PrincipalID,
+		InstallationState: apps.InstallationState(r.InstallationState),
+		GrantedScopes:     nonNil(r.GrantedScopes),
+	}
 }
 
 // InsertDeliveries implements app.DeliveryStore.

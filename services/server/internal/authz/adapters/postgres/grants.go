@@ -57,6 +57,54 @@ func (s *Grants) GrantFacts(ctx context.Context, principalID ids.ID) ([]domain.G
 	return out, nil
 }
 
+// GrantFactsOf implements app.GrantStore with one statement over the
+// leading column of grants_subject_place_key.
+func (s *Grants) GrantFactsOf(ctx context.Context, principalIDs []ids.ID) (map[ids.ID][]domain.GrantFact, error) {
+	out := make(map[ids.ID][]domain.GrantFact, len(principalIDs))
+	for _, id := range principalIDs {
+		out[id] = []domain.GrantFact{}
+	}
+	if len(principalIDs) == 0 {
+		return out, nil
+	}
+	rows, err := pg.Conn(ctx, s.pool).Query(ctx,
+		`SELECT subject_principal_id, space_id, channel_id, level FROM grants WHERE subject_principal_id = ANY($1)`, principalIDs)
+	if err != nil {
+		return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var subject ids.ID
+		var f domain.GrantFact
+		var level string
+		if err := rows.Scan(&subject, &f.SpaceID, &f.ChannelID, &level); err != nil {
+			return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
+		}
+		f.Level = authz.Level(level)
+		out[subject] = append(out[subject], f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
+	}
+	return out, nil
+}
+
+// HoldersIn implements app.GrantStore through grants_place_idx (migration
+// 00045).
+func (s *Grants) HoldersIn(ctx context.Context, space, channel ids.ID) ([]ids.ID, error) {
+	rows, err := pg.Conn(ctx, s.pool).Query(ctx, `SELECT DISTINCT subject_principal_id FROM grants
+		WHERE space_id = $1 AND ($2::uuid IS NULL OR channel_id IS NULL OR channel_id = $2)
+		ORDER BY subject_principal_id`, space, channel)
+	if err != nil {
+		return nil, errs.Wrap(fmt.Errorf("authz: grant holders: %w", err), "authz: loading grant holders failed")
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[ids.ID])
+	if err != nil {
+		return nil, errs.Wrap(fmt.Errorf("authz: grant holders: %w", err), "authz: loading grant holders failed")
+	}
+	return out, nil
+}
+
 // InsertGrant implements app.GrantStore, translating the constraints of
 // the table into the errors the port documents.
 func (s *Grants) InsertGrant(ctx context.Context, g authz.Grant) error {

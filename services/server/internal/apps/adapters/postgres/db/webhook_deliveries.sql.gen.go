@@ -378,7 +378,8 @@ func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookD
 
 const webhookSubscriptionDeliveryCandidates = `-- name: WebhookSubscriptionDeliveryCandidates :many
 
-SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id
+SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
+       i.granted_scopes
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 JOIN apps a ON a.id = i.app_id
@@ -397,6 +398,7 @@ type WebhookSubscriptionDeliveryCandidatesRow struct {
 	AppID             ids.ID
 	InstallationState string
 	PrincipalID       ids.ID
+	GrantedScopes     []string
 }
 
 // Delivery side of outgoing webhooks (app.DeliveryStore): the rows a
@@ -407,7 +409,8 @@ type WebhookSubscriptionDeliveryCandidatesRow struct {
 // through the foreign key) does not wait. Lock order: the subscription row,
 // then its delivery rows.
 // Index webhook_subscriptions_candidates_idx (partial GIN on event_types
-// with exactly the state and target predicate below).
+// with exactly the state and target predicate below). The round asks this
+// only for an event any app may see (an event on the instance).
 func (q *Queries) WebhookSubscriptionDeliveryCandidates(ctx context.Context, eventType string) ([]WebhookSubscriptionDeliveryCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidates, eventType)
 	if err != nil {
@@ -424,6 +427,69 @@ func (q *Queries) WebhookSubscriptionDeliveryCandidates(ctx context.Context, eve
 			&i.AppID,
 			&i.InstallationState,
 			&i.PrincipalID,
+			&i.GrantedScopes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookSubscriptionDeliveryCandidatesOf = `-- name: WebhookSubscriptionDeliveryCandidatesOf :many
+SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
+       i.granted_scopes
+FROM apps a
+JOIN app_installations i ON i.app_id = a.id
+JOIN webhook_subscriptions s ON s.app_installation_id = i.id
+WHERE a.principal_id = ANY($1::uuid[])
+  AND s.state IN ('active', 'paused')
+  AND s.event_types @> ARRAY[$2::text]
+  AND i.state IN ('active', 'suspended')
+  AND i.event_subscriptions @> ARRAY[$2::text]
+ORDER BY s.id
+`
+
+type WebhookSubscriptionDeliveryCandidatesOfParams struct {
+	PrincipalIds []ids.ID
+	EventType    string
+}
+
+type WebhookSubscriptionDeliveryCandidatesOfRow struct {
+	ID                ids.ID
+	State             string
+	InstallationID    ids.ID
+	AppID             ids.ID
+	InstallationState string
+	PrincipalID       ids.ID
+	GrantedScopes     []string
+}
+
+// The candidates among the apps of the given principals (the apps that can
+// see the event, authz.DeliveryRouter.Reach): from apps_principal_id_key
+// through the current installation to the subscriptions of the
+// installation, so the cost follows those apps, never every subscription
+// of the type (D-M2-26-35).
+func (q *Queries) WebhookSubscriptionDeliveryCandidatesOf(ctx context.Context, arg WebhookSubscriptionDeliveryCandidatesOfParams) ([]WebhookSubscriptionDeliveryCandidatesOfRow, error) {
+	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidatesOf, arg.PrincipalIds, arg.EventType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookSubscriptionDeliveryCandidatesOfRow{}
+	for rows.Next() {
+		var i WebhookSubscriptionDeliveryCandidatesOfRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.State,
+			&i.InstallationID,
+			&i.AppID,
+			&i.InstallationState,
+			&i.PrincipalID,
+			&i.GrantedScopes,
 		); err != nil {
 			return nil, err
 		}

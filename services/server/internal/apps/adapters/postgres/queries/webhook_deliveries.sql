@@ -8,13 +8,33 @@
 
 -- name: WebhookSubscriptionDeliveryCandidates :many
 -- Index webhook_subscriptions_candidates_idx (partial GIN on event_types
--- with exactly the state and target predicate below).
-SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id
+-- with exactly the state and target predicate below). The round asks this
+-- only for an event any app may see (an event on the instance).
+SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
+       i.granted_scopes
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 JOIN apps a ON a.id = i.app_id
 WHERE s.state IN ('active', 'paused')
   AND s.app_installation_id IS NOT NULL
+  AND s.event_types @> ARRAY[@event_type::text]
+  AND i.state IN ('active', 'suspended')
+  AND i.event_subscriptions @> ARRAY[@event_type::text]
+ORDER BY s.id;
+
+-- name: WebhookSubscriptionDeliveryCandidatesOf :many
+-- The candidates among the apps of the given principals (the apps that can
+-- see the event, authz.DeliveryRouter.Reach): from apps_principal_id_key
+-- through the current installation to the subscriptions of the
+-- installation, so the cost follows those apps, never every subscription
+-- of the type (D-M2-26-35).
+SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
+       i.granted_scopes
+FROM apps a
+JOIN app_installations i ON i.app_id = a.id
+JOIN webhook_subscriptions s ON s.app_installation_id = i.id
+WHERE a.principal_id = ANY(@principal_ids::uuid[])
+  AND s.state IN ('active', 'paused')
   AND s.event_types @> ARRAY[@event_type::text]
   AND i.state IN ('active', 'suspended')
   AND i.event_subscriptions @> ARRAY[@event_type::text]
