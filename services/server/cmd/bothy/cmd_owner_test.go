@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,8 +17,14 @@ import (
 )
 
 // TestMain starts the PostgreSQL cluster of the operations commands' tests
-// (owner, keys); tests without a database do not use it.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// (owner, keys, the guide); tests without a database do not use it. Started
+// by the guide test's bin/bothy, the binary is the bothy command instead.
+func TestMain(m *testing.M) {
+	if code, ok := asBothy(); ok {
+		os.Exit(code)
+	}
+	pgtest.Main(m)
+}
 
 // testEnviron is the environment of a command run against db: the runtime
 // role's URL, no password file, and a secrets directory with every
