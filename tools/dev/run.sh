@@ -35,13 +35,21 @@ fi
 "$bin" secrets init --config "$config"
 "$bin" migrate --bootstrap --admin-url-file "$local_dir/pg/admin_url" --config "$config"
 
+# The owner hint only while there is no owner: a second `owner create` for
+# the same address answers conflict (email_taken).
+owner_hint=""
+if [ "$("$bin" owner count --config "$config" 2>/dev/null || echo 0)" = "0" ]; then
+  owner_hint="  first owner    $bin owner create --email robin@example.com --config $config
+"
+fi
+
 cat <<TEXT
 
 bothy is starting on http://127.0.0.1:8080 (operators: http://127.0.0.1:9090/metrics)
   configuration  $config
   database       PostgreSQL 18 on 127.0.0.1:$port, data in $pg_data
   readiness      curl -s http://127.0.0.1:8080/readyz
-  first owner    $bin owner create --email robin@example.com --config $config
+${owner_hint}  first webhook  docs/guides/first-webhook.md
 Stop with Ctrl-C; run \`make run\` again to continue with the same data.
 
 TEXT

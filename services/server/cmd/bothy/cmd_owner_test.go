@@ -130,3 +130,19 @@ func TestOwnerCreateFailsWithoutTheDatabase(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "correct horse")
 }
+
+func TestOwnerCountTellsWhetherTheFirstOwnerExists(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	env := testEnviron(t, db)
+	ctx := context.Background()
+	count := func() string {
+		var out, errOut bytes.Buffer
+		require.NoError(t, ownerCommand(ctx, []string{"count"}, env, strings.NewReader(""), false, &out, &errOut), errOut.String())
+		return out.String()
+	}
+	require.Equal(t, "0\n", count(), "a fresh database has no owner")
+	require.NoError(t, ownerCommand(ctx, []string{"create", "--email", "robin@example.com"}, env,
+		strings.NewReader("correct horse battery staple\n"), false, &bytes.Buffer{}, &bytes.Buffer{}))
+	require.Equal(t, "1\n", count())
+}

@@ -28,7 +28,7 @@ var commands = map[string]command{
 	"migrate": {"create roles and database (--bootstrap) and apply migrations", runMigrate},
 	"config":  {"check the configuration, print its reference or JSON Schema", runConfig},
 	"secrets": {"create the missing generated secrets (secrets init)", runSecrets},
-	"owner":   {"create an owner (owner create --email ADDRESS)", runOwner},
+	"owner":   {"create an owner (owner create --email ADDRESS) or count the owners (owner count)", runOwner},
 	"keys":    {"rotate the server signing keys of a purpose (keys rotate --purpose P)", runKeys},
 }
 
