@@ -65,15 +65,11 @@ func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, 
 	if *name == "" {
 		*name, _, _ = strings.Cut(strings.TrimSpace(*email), "@")
 	}
-	cfg, err := wire.Load(*path, environ)
-	if err != nil {
-		return err
-	}
 	password, generated, err := ownerPassword(stdin, terminal)
 	if err != nil {
 		return err
 	}
-	boot, closeDB, err := openBootstrap(ctx, cfg)
+	boot, cfg, closeDB, err := openBootstrap(ctx, *path, environ)
 	if err != nil {
 		return err
 	}
@@ -98,11 +94,7 @@ func ownerCount(ctx context.Context, args, environ []string, stdout, stderr io.W
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
-	cfg, err := wire.Load(*path, environ)
-	if err != nil {
-		return err
-	}
-	boot, closeDB, err := openBootstrap(ctx, cfg)
+	boot, _, closeDB, err := openBootstrap(ctx, *path, environ)
 	if err != nil {
 		return err
 	}
@@ -115,25 +107,29 @@ func ownerCount(ctx context.Context, args, environ []string, stdout, stderr io.W
 	return err
 }
 
-// openBootstrap connects as bothy_app (openRuntime) and returns the
-// identity bootstrap with the options of cfg, and the function that closes
-// the connection.
-func openBootstrap(ctx context.Context, cfg *wire.Config) (*app.Bootstrap, func(), error) {
-	rt, err := openRuntime(ctx, cfg, "bothy-owner")
+// openBootstrap loads the configuration of path and environ, connects as
+// bothy_app (openRuntime) and returns the identity bootstrap with the
+// configured options, the configuration and the function that closes the
+// connection. It fails on a configuration error or an unreachable database.
+func openBootstrap(ctx context.Context, path string, environ []string) (*app.Bootstrap, *wire.Config, func(), error) {
+	cfg, err := wire.Load(path, environ)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	opts, err := wire.IdentityOptions(cfg)
 	if err != nil {
-		rt.pool.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	rt, err := openRuntime(ctx, cfg, "bothy-owner")
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	boot, err := app.NewBootstrap(rt.uow, postgres.New(rt.pool), auditpg.New(rt.pool, rt.clock), rt.clock, nil, opts)
 	if err != nil {
 		rt.pool.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return boot, rt.pool.Close, nil
+	return boot, cfg, rt.pool.Close, nil
 }
 
 // ownerPassword returns the first line of stdin, or a generated password on
