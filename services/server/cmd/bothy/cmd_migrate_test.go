@@ -73,6 +73,7 @@ func TestMigrateLogsJSONLikeTheServer(t *testing.T) {
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &rec), "every log line is a JSON record: %s", sc.Text())
 		require.Contains(t, rec, "msg")
 		require.Contains(t, rec, "level")
+		require.Contains(t, rec, "bothy.migration.version", "the line names the migration it applied: %s", sc.Text())
 		lines++
 	}
 	require.Positive(t, lines, "applying the migrations is logged")
