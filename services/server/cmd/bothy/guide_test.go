@@ -132,6 +132,11 @@ func TestFirstWebhookGuide(t *testing.T) {
 	require.Regexp(t, `receiver: webhook-id [0-9a-f-]{36}: v1a ok, v1 ok`, out)
 	require.NotContains(t, out, "FAILED")
 	require.NotContains(t, out+srv.log.String(), "whsec_", "the secret is kept in a file, never printed")
+	for _, f := range []string{"subscription.json", "hmac-secret"} {
+		st, err := os.Stat(filepath.Join(work, ".local/receiver", f))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "%s holds the secret: readable by its owner only", f)
+	}
 }
 
 // freeAddresses returns n distinct free loopback addresses.
