@@ -33,7 +33,7 @@ demo: pg-install build ## Show outgoing webhooks end to end: throwaway PostgreSQ
 	tools/demo/demo.sh
 
 .PHONY: pg-stop
-pg-stop: ## Stop the local PostgreSQL cluster of `make run` (its data stays in .local/pg).
+pg-stop: ## Stop the local PostgreSQL cluster of `make run` (its data stays; `tools/pg/cluster.sh where .local/pg` prints where).
 	tools/pg/cluster.sh stop $(LOCAL)/pg
 
 .PHONY: test

@@ -162,6 +162,7 @@ with Redocly from the contract [api/openapi.yaml](../api/openapi.yaml).
 // 4. The home page.
 const groups = [
   ['Specification', (p) => p.src.startsWith('docs/spec/')],
+  ['Guides', (p) => p.src.startsWith('docs/guides/')],
   ['API guides', (p) => p.src.startsWith('docs/api/')],
   ['Architecture decisions', (p) => p.src.startsWith('docs/adr/')],
   ['Operations, observability and security', (p) => /^docs\/(operations|observability|security)\//.test(p.src)],

@@ -933,6 +933,11 @@ type Problem struct {
 	// Example: 400
 	Status int32 `json:"status"`
 
+	// StepUp The operation of this contract that resolves a problem. Only in
+	// `step_up_required` problems, as the member `step_up`: the operation
+	// that renews the session's step-up.
+	StepUp *ProblemLink `json:"step_up,omitempty"`
+
 	// Title A short English summary of the problem type (the HTTP status phrase for `about:blank`).
 	//
 	// Example: Bad Request
@@ -973,6 +978,26 @@ type ProblemError struct {
 	//
 	// Example: /event_types/0
 	Pointer string `json:"pointer"`
+}
+
+// ProblemLink The operation of this contract that resolves a problem. Only in
+// `step_up_required` problems, as the member `step_up`: the operation
+// that renews the session's step-up.
+type ProblemLink struct {
+	// Href Its path on this server.
+	//
+	// Example: /api/v1/sessions/current/step-up
+	Href string `json:"href"`
+
+	// Method Its HTTP method.
+	//
+	// Example: POST
+	Method string `json:"method"`
+
+	// OperationId The operationId of the operation.
+	//
+	// Example: stepUpSession
+	OperationId string `json:"operation_id"`
 }
 
 // Session defines model for Session.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -18,8 +17,15 @@ import (
 // With --bootstrap it first creates or updates the roles bothy_owner and
 // bothy_app and the database, connecting with the administrator URL read from
 // FILE (a file, so the superuser password never shows in the process list).
-// Then it applies River's schema and the embedded migrations as the owner.
+// Then it applies River's schema and the embedded migrations as the owner,
+// logging each one with the server's JSON logger (processLogger), so
+// `make run` writes one kind of log line.
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return migrateCommand(ctx, args, os.Environ(), stdout, stderr)
+}
+
+// migrateCommand is runMigrate with the environment passed in, for tests.
+func migrateCommand(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", stderr)
 	path := configFlag(fs)
 	bootstrap := fs.Bool("bootstrap", false, "create the roles and the database first (needs --admin-url-file)")
@@ -27,7 +33,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*path)
+	cfg, err := wire.Load(*path, environ)
 	if err != nil {
 		return err
 	}
@@ -57,7 +63,10 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer pool.Close()
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, err := processLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
 	if err := pg.Migrate(ctx, pool, log); err != nil {
 		return err
 	}

@@ -25,13 +25,14 @@ import (
 	"bothy/server/internal/wire"
 )
 
-const ownerUsage = "want create --email ADDRESS [--name NAME] [--config FILE]"
+const ownerUsage = "want create --email ADDRESS [--name NAME] [--config FILE], or count [--config FILE]"
 
 // runOwner is `bothy owner create --email robin@example.com`: it creates a
 // person with the role owner, the way the first owner of an installation
 // comes into being. The password comes from standard input when that is a
 // pipe or a file (first line); on a terminal, a password is generated and
-// printed once.
+// printed once. `bothy owner count` prints how many owners exist (`make
+// run` shows its owner hint only while that is 0).
 func runOwner(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return ownerCommand(ctx, args, os.Environ(), os.Stdin, stdinIsTerminal(), stdout, stderr)
 }
@@ -45,6 +46,9 @@ func stdinIsTerminal() bool {
 
 // ownerCommand is runOwner with its inputs passed in, for tests.
 func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, terminal bool, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "count" {
+		return ownerCount(ctx, args[1:], environ, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "create" {
 		return fmt.Errorf("%w: %s", errUsage, ownerUsage)
 	}
@@ -61,27 +65,15 @@ func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, 
 	if *name == "" {
 		*name, _, _ = strings.Cut(strings.TrimSpace(*email), "@")
 	}
-	cfg, err := wire.Load(*path, environ)
-	if err != nil {
-		return err
-	}
 	password, generated, err := ownerPassword(stdin, terminal)
 	if err != nil {
 		return err
 	}
-	rt, err := openRuntime(ctx, cfg, "bothy-owner")
+	boot, cfg, closeDB, err := openBootstrap(ctx, *path, environ)
 	if err != nil {
 		return err
 	}
-	defer rt.pool.Close()
-	opts, err := wire.IdentityOptions(cfg)
-	if err != nil {
-		return err
-	}
-	boot, err := app.NewBootstrap(rt.uow, postgres.New(rt.pool), auditpg.New(rt.pool, rt.clock), rt.clock, nil, opts)
-	if err != nil {
-		return err
-	}
+	defer closeDB()
 	owner, err := boot.CreateOwner(ctx, app.CreatePerson{Email: *email, DisplayName: *name, Password: password})
 	if err != nil {
 		return describe(err)
@@ -92,6 +84,52 @@ func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, 
 	}
 	fmt.Fprintf(stdout, "sign in (type the password into the JSON body):\n%s", signInExample(cfg.HTTP.ListenAddress, owner.Email))
 	return nil
+}
+
+// ownerCount is `bothy owner count [--config FILE]`: it prints the number of
+// people with the role owner, one line.
+func ownerCount(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("owner count", stderr)
+	path := configFlag(fs)
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	boot, _, closeDB, err := openBootstrap(ctx, *path, environ)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	n, err := boot.CountOwners(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, n)
+	return err
+}
+
+// openBootstrap loads the configuration of path and environ, connects as
+// bothy_app (openRuntime) and returns the identity bootstrap with the
+// configured options, the configuration and the function that closes the
+// connection. It fails on a configuration error or an unreachable database.
+func openBootstrap(ctx context.Context, path string, environ []string) (*app.Bootstrap, *wire.Config, func(), error) {
+	cfg, err := wire.Load(path, environ)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	opts, err := wire.IdentityOptions(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rt, err := openRuntime(ctx, cfg, "bothy-owner")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	boot, err := app.NewBootstrap(rt.uow, postgres.New(rt.pool), auditpg.New(rt.pool, rt.clock), rt.clock, nil, opts)
+	if err != nil {
+		rt.pool.Close()
+		return nil, nil, nil, err
+	}
+	return boot, cfg, rt.pool.Close, nil
 }
 
 // ownerPassword returns the first line of stdin, or a generated password on

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,8 +17,14 @@ import (
 )
 
 // TestMain starts the PostgreSQL cluster of the operations commands' tests
-// (owner, keys); tests without a database do not use it.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// (owner, keys, the guide); tests without a database do not use it. Started
+// by the guide test's bin/bothy, the binary is the bothy command instead.
+func TestMain(m *testing.M) {
+	if code, ok := asBothy(); ok {
+		os.Exit(code)
+	}
+	pgtest.Main(m)
+}
 
 // testEnviron is the environment of a command run against db: the runtime
 // role's URL, no password file, and a secrets directory with every
@@ -122,4 +129,20 @@ func TestOwnerCreateFailsWithoutTheDatabase(t *testing.T) {
 		strings.NewReader("correct horse battery staple\n"), false, &bytes.Buffer{}, &bytes.Buffer{})
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "correct horse")
+}
+
+func TestOwnerCountTellsWhetherTheFirstOwnerExists(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	env := testEnviron(t, db)
+	ctx := context.Background()
+	count := func() string {
+		var out, errOut bytes.Buffer
+		require.NoError(t, ownerCommand(ctx, []string{"count"}, env, strings.NewReader(""), false, &out, &errOut), errOut.String())
+		return out.String()
+	}
+	require.Equal(t, "0\n", count(), "a fresh database has no owner")
+	require.NoError(t, ownerCommand(ctx, []string{"create", "--email", "robin@example.com"}, env,
+		strings.NewReader("correct horse battery staple\n"), false, &bytes.Buffer{}, &bytes.Buffer{}))
+	require.Equal(t, "1\n", count())
 }

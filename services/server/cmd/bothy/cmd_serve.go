@@ -26,15 +26,25 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	level, err := otel.ParseLevel(cfg.Log.Level)
+	log, err := processLogger(cfg, stderr)
 	if err != nil {
 		return err
 	}
-	log := otel.NewLogger(stderr, level)
 	proc, err := wire.NewProcess(ctx, cfg, role, wire.Deps{Log: log})
 	if err != nil {
 		return err
 	}
 	log.InfoContext(ctx, "starting", slog.String("bothy.role", string(role)))
 	return proc.Run(ctx)
+}
+
+// processLogger is the logger of the commands that write log lines (serve,
+// migrate): JSON records on w at log.level, the server's format
+// (platform/otel). It fails when log.level is not a level.
+func processLogger(cfg *wire.Config, w io.Writer) (*slog.Logger, error) {
+	level, err := otel.ParseLevel(cfg.Log.Level)
+	if err != nil {
+		return nil, err
+	}
+	return otel.NewLogger(w, level), nil
 }

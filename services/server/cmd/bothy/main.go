@@ -28,7 +28,7 @@ var commands = map[string]command{
 	"migrate": {"create roles and database (--bootstrap) and apply migrations", runMigrate},
 	"config":  {"check the configuration, print its reference or JSON Schema", runConfig},
 	"secrets": {"create the missing generated secrets (secrets init)", runSecrets},
-	"owner":   {"create an owner (owner create --email ADDRESS)", runOwner},
+	"owner":   {"create an owner (owner create --email ADDRESS) or count the owners (owner count)", runOwner},
 	"keys":    {"rotate the server signing keys of a purpose (keys rotate --purpose P)", runKeys},
 }
 
@@ -36,9 +36,17 @@ var commands = map[string]command{
 var errUsage = errors.New("usage")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signalContext()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// signalContext returns a context that ends on SIGINT (Ctrl-C) or SIGTERM,
+// the signals that stop `bothy serve` gracefully, and the function that
+// stops listening for them.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -67,6 +67,13 @@ func NewBootstrap(uow txn.UnitOfWork, store Store, audit auditing.Recorder, clk 
 	return &Bootstrap{core: c}, nil
 }
 
+// CountOwners returns how many people have the role owner, so the local
+// start (`make run`) shows how to create the first owner only while there
+// is none. It fails only when the database does.
+func (b *Bootstrap) CountOwners(ctx context.Context) (int, error) {
+	return b.store.CountOwners(ctx)
+}
+
 // CreateOwner creates a person with the role owner. Errors as for
 // Service.CreatePerson, without the authorization errors.
 func (b *Bootstrap) CreateOwner(ctx context.Context, in CreatePerson) (Person, error) {

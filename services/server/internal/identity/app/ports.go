@@ -83,6 +83,8 @@ type PeopleStore interface {
 	CredentialsByID(ctx context.Context, id ids.ID) (Credentials, bool, error)
 	// SetPasswordHash replaces the password hash of the person id.
 	SetPasswordHash(ctx context.Context, id ids.ID, hash string, now time.Time) error
+	// CountOwners returns how many people have the role owner.
+	CountOwners(ctx context.Context) (int, error)
 }
 
 // SessionStore persists sessions.

@@ -39,7 +39,25 @@ type Problem struct {
 	Errors []errs.FieldError `json:"errors,omitempty"`
 	// RequestID is the ID of the request (also in the X-Request-Id header).
 	RequestID string `json:"request_id,omitempty"`
+	// StepUp names the operation that renews a step-up; only in
+	// step_up_required problems, so a client learns from the answer itself
+	// where to go (docs/spec/06-api.md 5).
+	StepUp *ProblemLink `json:"step_up,omitempty"`
 }
+
+// ProblemLink names the operation of the contract that resolves a problem.
+type ProblemLink struct {
+	// OperationID is the operationId in api/openapi.yaml.
+	OperationID string `json:"operation_id"`
+	// Method is the HTTP method of the operation.
+	Method string `json:"method"`
+	// Href is the path of the operation, absolute on this server.
+	Href string `json:"href"`
+}
+
+// stepUpLink is the operation that renews the step-up of a session
+// (stepUpSession in api/openapi.yaml).
+var stepUpLink = ProblemLink{OperationID: "stepUpSession", Method: http.MethodPost, Href: "/api/v1/sessions/current/step-up"}
 
 type problemSpec struct {
 	status int
@@ -97,7 +115,7 @@ func ProblemOf(err error) (Problem, bool) {
 
 func problemFor(code errs.Code, reason string, fields []errs.FieldError) Problem {
 	spec := problems[code]
-	return Problem{
+	p := Problem{
 		Type:   ProblemTypeBase + string(code),
 		Title:  spec.title,
 		Status: spec.status,
@@ -105,6 +123,11 @@ func problemFor(code errs.Code, reason string, fields []errs.FieldError) Problem
 		Reason: reason,
 		Errors: fields,
 	}
+	if code == errs.CodeStepUpRequired {
+		link := stepUpLink
+		p.StepUp = &link
+	}
+	return p
 }
 
 // WriteError answers the request with the problem document of err. Server
@@ -142,7 +165,8 @@ func writeProblem(ctx context.Context, w http.ResponseWriter, p Problem) {
 	}
 	body, err := json.Marshal(p)
 	if err != nil {
-		// A Problem holds only strings and numbers; this cannot happen.
+		// A Problem holds only strings, numbers and a struct of strings;
+		// this cannot happen.
 		panic("httpserver: problem does not encode")
 	}
 	w.WriteHeader(p.Status)

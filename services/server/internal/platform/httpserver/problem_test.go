@@ -1,6 +1,7 @@
 package httpserver_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -124,8 +125,10 @@ type errDriver struct{}
 
 func (errDriver) Error() string { return "driver: connection reset" }
 
-func TestUnauthorizedProblemsCarryTheBearerChallenge(t *testing.T) {
-	t.Parallel()
+// unauthorizedEnv serves getApp with step_up_required for /apps/stale and
+// unauthorized for any other app.
+func unauthorizedEnv(t *testing.T) *httpservertest.Env {
+	t.Helper()
 	env := newEnv(t)
 	env.Server.Handle(getApp, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "stale") {
@@ -134,10 +137,36 @@ func TestUnauthorizedProblemsCarryTheBearerChallenge(t *testing.T) {
 		}
 		env.Server.WriteError(w, r, errs.New(errs.CodeUnauthorized, "authentication required"))
 	}))
+	return env
+}
+
+func TestUnauthorizedProblemsCarryTheBearerChallenge(t *testing.T) {
+	t.Parallel()
+	env := unauthorizedEnv(t)
 	resp := env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/apps/x", nil))
 	httpservertest.RequireProblem(t, resp, errs.CodeUnauthorized, "")
 	require.Equal(t, "Bearer", resp.Header.Get("WWW-Authenticate"))
 	resp = env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/apps/stale", nil))
 	httpservertest.RequireProblem(t, resp, errs.CodeStepUpRequired, "")
 	require.Equal(t, `Bearer error="insufficient_user_authentication"`, resp.Header.Get("WWW-Authenticate"))
+}
+
+func TestStepUpRequiredProblemNamesTheStepUpOperation(t *testing.T) {
+	t.Parallel()
+	env := unauthorizedEnv(t)
+	decode := func(resp *http.Response) map[string]any {
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return body
+	}
+
+	stale := decode(env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/apps/stale", nil)))
+	require.Equal(t, map[string]any{
+		"operation_id": "stepUpSession",
+		"method":       "POST",
+		"href":         "/api/v1/sessions/current/step-up",
+	}, stale["step_up"], "the problem names the operation that renews the step-up")
+
+	unauthorized := decode(env.Do(httpservertest.NewRequest(t, "GET", "/api/v1/apps/x", nil)))
+	require.NotContains(t, unauthorized, "step_up", "only step_up_required names it")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"bothy/server/internal/platform/otel/attr"
 	"bothy/server/migrations"
 )
 
@@ -40,7 +41,7 @@ func migrateFS(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, log *slog.Lo
 	}
 	if res != nil {
 		for _, v := range res.Versions {
-			log.InfoContext(ctx, "river migration applied", slog.Int("version", v.Version))
+			log.InfoContext(ctx, "river migration applied", slog.Int(string(attr.MigrationVersion), v.Version))
 		}
 	}
 
@@ -55,7 +56,7 @@ func migrateFS(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, log *slog.Lo
 		return fmt.Errorf("pg: goose migrations: %w", err)
 	}
 	for _, r := range results {
-		log.InfoContext(ctx, "migration applied", slog.String("file", r.Source.Path))
+		log.InfoContext(ctx, "migration applied", slog.Int64(string(attr.MigrationVersion), r.Source.Version))
 	}
 	return nil
 }

@@ -70,6 +70,15 @@ func (s *Store) CreatePerson(ctx context.Context, p app.Person, passwordHash str
 	return nil
 }
 
+// CountOwners implements app.Store.
+func (s *Store) CountOwners(ctx context.Context) (int, error) {
+	var n int
+	if err := s.conn(ctx).QueryRow(ctx, `SELECT count(*) FROM people WHERE role = 'owner'`).Scan(&n); err != nil {
+		return 0, errs.Wrap(err, "identity: counting the owners failed")
+	}
+	return n, nil
+}
+
 const personColumns = `p.principal_id, p.email, pr.display_name, p.role, p.created_at
 	FROM people p JOIN principals pr ON pr.id = p.principal_id`
 

@@ -58,6 +58,10 @@ const (
 	Duration = attribute.Key("bothy.duration_ms")
 	// Count is a number of items handled, such as events in a round.
 	Count = attribute.Key("bothy.count")
+	// MigrationVersion is the version of a schema migration that `bothy
+	// migrate` applied: River's schema version or the number of a goose
+	// file (the message says which).
+	MigrationVersion = attribute.Key("bothy.migration.version")
 )
 
 // All returns every key of this package, in declaration order. The log
@@ -83,6 +87,7 @@ func All() []attribute.Key {
 		Consumer,
 		Duration,
 		Count,
+		MigrationVersion,
 	}
 }
 
@@ -91,7 +96,7 @@ func All() []attribute.Key {
 // never on metrics, where every distinct value is a new time series; the
 // meter provider of package otel drops them from every metric.
 func Unbounded() []attribute.Key {
-	return []attribute.Key{WebhookSubscriptionID, RequestID, EventSeq, Duration, Count}
+	return []attribute.Key{WebhookSubscriptionID, RequestID, EventSeq, Duration, Count, MigrationVersion}
 }
 
 // ForMetrics reports whether k may label a metric: it is a key of this
