@@ -124,7 +124,8 @@ type deliveryRow struct {
 //  4. The receiver gets the HMAC secret of the create response and the
 //     public keys of getWebhookKeys; Alex posts messages and the receiver
 //     verifies both signatures of each delivery.
-//  5. Robin revokes the grant; Alex posts again; the delivery turns dead
+//  5. Robin pauses the subscription; Alex posts again; once the delivery is
+//     pending Robin revokes the grant and resumes; the delivery turns dead
 //     with last_error not_authorized and no request reaches the receiver.
 func runDemo(ctx context.Context, o demoOptions) (res outcome, err error) {
 	if o.Messages < 1 || o.Messages >= len(demoMessages) {
@@ -569,19 +570,45 @@ func (s *scenario) deliver(ctx context.Context, texts []string) ([]delivery, err
 	return verified, nil
 }
 
-// revokeAndPost deletes Tracker's grant, posts text as Alex and waits until
-// listWebhookDeliveries shows the new event's delivery dead; it must say
-// not_authorized, and the receiver must not have seen the event.
+// revokeAndPost shows a right revoked between the moment an event becomes
+// a delivery and its attempt: Robin pauses the subscription, Alex posts
+// text, the delivery appears pending (the worker picked the event up while
+// Tracker could see it), Robin revokes Tracker's grant and resumes the
+// subscription; listWebhookDeliveries must then show the delivery dead with
+// not_authorized, and the receiver must not have seen the event. (An event
+// posted after the revocation would leave no delivery at all: deliveries
+// are made only for apps that can see the event, D-M2-26-35.)
 func (s *scenario) revokeAndPost(ctx context.Context, text string) (deliveryRow, error) {
-	if err := s.api.Call(ctx, "deleteAppGrant", s.robin, http.MethodDelete, "/apps/"+s.app+"/grants/"+s.grant, nil, nil, http.StatusNoContent); err != nil {
+	if err := s.setSubscriptionState(ctx, "paused"); err != nil {
 		return deliveryRow{}, err
 	}
-	s.out.line("revoke", "grant %s deleted (deleteAppGrant): %s may no longer read %s", s.grant, appName, channelName)
 	id, err := s.post(ctx, text)
 	if err != nil {
 		return deliveryRow{}, err
 	}
-	s.out.line("post", "Alex posted one more message in %s (postMessage %s)", channelName, id)
+	s.out.line("post", "Alex posted one more message in %s (postMessage %s) while the subscription is paused", channelName, id)
+	err = waitFor(ctx, s.proc, deliveryWait, "the delivery of the last message to be created", func() (bool, error) {
+		rows, err := s.deliveries(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, r := range rows {
+			if !slices.Contains(s.deliveredIDs, r.EventID) && r.Status == "pending" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return deliveryRow{}, err
+	}
+	if err := s.api.Call(ctx, "deleteAppGrant", s.robin, http.MethodDelete, "/apps/"+s.app+"/grants/"+s.grant, nil, nil, http.StatusNoContent); err != nil {
+		return deliveryRow{}, err
+	}
+	s.out.line("revoke", "grant %s deleted (deleteAppGrant): %s may no longer read %s", s.grant, appName, channelName)
+	if err := s.setSubscriptionState(ctx, "active"); err != nil {
+		return deliveryRow{}, err
+	}
 
 	var dead deliveryRow
 	err = waitFor(ctx, s.proc, deliveryWait, "the delivery after the revocation to end", func() (bool, error) {
@@ -619,6 +646,17 @@ func (s *scenario) revokeAndPost(ctx context.Context, text string) (deliveryRow,
 	s.out.line("dead", "webhook-id %s %s seq %d: status dead, last_error %s, attempts %d; no request reached the receiver",
 		dead.EventID, dead.EventType, dead.EventSeq, dead.LastError, dead.Attempt)
 	return dead, nil
+}
+
+// setSubscriptionState pauses or resumes the subscription as Robin
+// (updateWebhookSubscription).
+func (s *scenario) setSubscriptionState(ctx context.Context, state string) error {
+	if err := s.api.Call(ctx, "updateWebhookSubscription", s.robin, http.MethodPatch, "/webhook-subscriptions/"+s.sub,
+		map[string]any{"state": state}, nil, http.StatusOK); err != nil {
+		return err
+	}
+	s.out.line("subscribe", "subscription %s is %s now", s.sub, state)
+	return nil
 }
 
 // post posts text in the channel as Alex and remembers the message.

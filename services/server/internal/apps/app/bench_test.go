@@ -182,7 +182,21 @@ func BenchmarkDeliverLoop(b *testing.B) {
 			require.Equal(b, len(subs)*((b.N+bc.subs-1)/bc.subs), sent)
 			b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "deliveries/s")
 			stmts.report(b, sent, "delivery")
+			w.reportHOT(b)
 		})
+	}
+}
+
+// reportHOT reports the share of the updates of webhook_deliveries that
+// were heap-only (HOT: no new index entries, D-M2-26-44). Closing the
+// delivery path's pool makes its backends flush their statistics.
+func (w *bundle) reportHOT(b *testing.B) {
+	w.pool.Close()
+	var upd, hot float64
+	require.NoError(b, w.db.Owner.QueryRow(bg, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+		WHERE relname = 'webhook_deliveries'`).Scan(&upd, &hot))
+	if upd > 0 {
+		b.ReportMetric(100*hot/upd, "hot-updates-%")
 	}
 }
 

@@ -190,8 +190,6 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			"webhook_deliveries_pkey": "CREATE UNIQUE INDEX webhook_deliveries_pkey ON public.webhook_deliveries USING btree (id)",
 			"webhook_deliveries_subscription_event_key": "CREATE UNIQUE INDEX webhook_deliveries_subscription_event_key " +
 				"ON public.webhook_deliveries USING btree (subscription_id, event_seq)",
-			"webhook_deliveries_due_idx": "CREATE INDEX webhook_deliveries_due_idx ON public.webhook_deliveries " +
-				"USING btree (next_attempt_at) WHERE (status = 'pending'::text)",
 			"webhook_deliveries_head_idx": "CREATE INDEX webhook_deliveries_head_idx ON public.webhook_deliveries " +
 				"USING btree (subscription_id, event_seq) WHERE (status = 'pending'::text)",
 		}, indexes(t, db.Owner, "webhook_deliveries"))
