@@ -50,6 +50,8 @@ type chain struct {
 	stop bool
 	// wakeUp is set once the run's lease wake-up is scheduled (ADR 0067).
 	wakeUp bool
+	// tally collects the deliveries the current unit of work finished.
+	tally deliveryTally
 }
 
 // wakeUpAt returns when the lease wake-up of a run must run: the latest
@@ -131,6 +133,7 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 			// The unit of work may run this again after a deadlock, and a
 			// rolled back run inserted no wake-up.
 			next, failures, changes, c.finished, c.wakeUp = nil, nil, nil, finished, wakeUp
+			c.tally.reset()
 			t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
 			if err != nil || !ok {
 				// A subscription deleted during the attempt: its result is
@@ -149,6 +152,7 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 		if err != nil {
 			return err
 		}
+		s.metrics.flush(ctx, &c.tally)
 		for _, f := range failures {
 			s.logFailure(ctx, f)
 		}
@@ -158,6 +162,7 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 		if next == nil {
 			return nil
 		}
+		sendStart := time.Now()
 		res, sendErr := s.sender.Send(ctx, next.req)
 		if ctx.Err() != nil {
 			if sendErr != nil {
@@ -168,6 +173,7 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 			// The answer arrived: record it rather than send it twice.
 			ctx, c.stop = context.WithoutCancel(ctx), true
 		}
+		s.metrics.sentAttempt(ctx, res, sendErr, time.Since(sendStart))
 		last = &sent{attempt: *next, res: res, err: sendErr}
 	}
 }
@@ -200,6 +206,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 			return nil, err
 		}
 		if !found {
+			c.tally.finished(apps.DeliveryDead, apps.LastErrorEventExpired, head.EventOccurredAt, now)
 			return nil, s.gap(ctx, t, head, now, failures, changes)
 		}
 		code, err := s.admissible(ctx, t, ev)
@@ -212,6 +219,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 			}
 			*failures = append(*failures, failure{subscriptionID: t.SubscriptionID, seq: head.EventSeq,
 				eventType: string(ev.Type), reason: code, host: host})
+			c.tally.finished(apps.DeliveryDead, code, head.EventOccurredAt, now)
 			c.finished++
 			continue
 		}
@@ -451,6 +459,7 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, c *chain, la
 		*changes = append(*changes, tr)
 	}
 	t.State, t.DisabledAt, t.ConsecutiveFailures = change.State, change.DisabledAt, change.ConsecutiveFailures
+	c.tally.finished(rec.Status, o.LastError, last.head.EventOccurredAt, now)
 	if rec.Status != apps.DeliverySucceeded {
 		*failures = append(*failures, failure{subscriptionID: t.SubscriptionID, seq: last.head.EventSeq,
 			eventType: last.eventType, reason: o.LastError, host: last.host})

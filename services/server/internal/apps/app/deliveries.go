@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/instance"
@@ -99,6 +101,9 @@ type DeliveryDeps struct {
 	// Logger receives "webhook delivery failed" (info) and "webhook
 	// subscription state changed" (warn); nil discards.
 	Logger *slog.Logger
+	// Meter makes the delivery metrics (delivery_metrics.go); nil records
+	// none.
+	Meter metric.MeterProvider
 }
 
 // Deliveries is the delivery path of outgoing webhooks: the consumer
@@ -117,6 +122,7 @@ type Deliveries struct {
 	clock     clock.Clock
 	rnd       func(n int64) int64
 	log       *slog.Logger
+	metrics   deliveryMetrics
 	opts      DeliveryOptions
 }
 
@@ -145,10 +151,14 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	metrics, err := newDeliveryMetrics(d.Meter)
+	if err != nil {
+		return nil, err
+	}
 	return &Deliveries{
 		uow: d.UnitOfWork, store: d.Store, events: d.Events, az: d.Authorizer, audit: d.Audit,
 		keys: d.Keys, state: d.State, master: d.Master, sender: d.Sender, scheduler: d.Scheduler,
-		clock: d.Clock, rnd: rnd, log: log, opts: o,
+		clock: d.Clock, rnd: rnd, log: log, metrics: metrics, opts: o,
 	}, nil
 }
 
@@ -215,8 +225,10 @@ func (s *Deliveries) recordTransition(ctx context.Context, t transition) error {
 }
 
 // logTransition logs a system transition at warn level with closed
-// attributes only (Design note 16).
+// attributes only (Design note 16) and counts it in
+// bothy.webhook.subscription.transitions.
 func (s *Deliveries) logTransition(ctx context.Context, t transition) {
+	s.metrics.transition(ctx, t)
 	s.log.WarnContext(ctx, "webhook subscription state changed",
 		slog.String(string(attr.WebhookSubscriptionID), t.subscriptionID.String()),
 		slog.String(string(attr.Reason), t.cause))
