@@ -2,6 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,4 +61,25 @@ func TestDeliveryBacklogCountsPendingAndSubscriptions(t *testing.T) {
 func normalized(b app.DeliveryBacklog) app.DeliveryBacklog {
 	b.OldestPendingCreatedAt = b.OldestPendingCreatedAt.UTC()
 	return b
+}
+
+// TestDeliveryBacklogReadsOnlyPendingRows: the pending part of the
+// statement WebhookBacklog, as written in queries/webhook_backlog.sql, is
+// answered by a partial index of the pending rows, so its cost
+// never grows with the finished rows a subscription leaves behind.
+func TestDeliveryBacklogReadsOnlyPendingRows(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	raw, err := os.ReadFile(filepath.Join("queries", "webhook_backlog.sql"))
+	require.NoError(t, err)
+	var stmt []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			stmt = append(stmt, line)
+		}
+	}
+	query := strings.TrimSuffix(strings.TrimSpace(strings.ReplaceAll(strings.Join(stmt, "\n"), "sqlc.arg(now)", "$1")), ";")
+	plan := b.explain(t, query, start)
+	require.Regexp(t, `webhook_deliveries_(head|due)_idx`, plan)
+	require.NotContains(t, plan, "Seq Scan on webhook_deliveries")
 }

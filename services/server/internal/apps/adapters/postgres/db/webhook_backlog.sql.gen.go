@@ -40,7 +40,7 @@ type WebhookBacklogRow struct {
 // The pending deliveries and the creation time of the oldest of them (the
 // oldest pending row is its subscription's head: rows of a subscription are
 // created in seq order), and the subscriptions by state. The pending part
-// reads only the partial index webhook_deliveries_head_idx and the rows it
+// reads only a partial index of the pending rows and the rows it
 // names, so its cost grows with the backlog, never with finished rows.
 // Without a pending row oldest_created_at is the argument now (age zero).
 func (q *Queries) WebhookBacklog(ctx context.Context, now time.Time) (WebhookBacklogRow, error) {
