@@ -104,7 +104,7 @@ func startMetricsProcess(t *testing.T) *metricsBundle {
 		cfg.Metrics.GaugeInterval = time.Second
 	})
 	p, err := wire.NewProcess(context.Background(), b.cfg, wire.RoleAll, wire.Deps{
-		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Resolver: egresstest.NewResolver(map[string][]netip.Addr{
 			receiverHost: {netip.MustParseAddr("127.0.0.1")},
 			downHost:     {netip.MustParseAddr("127.0.0.1")},
