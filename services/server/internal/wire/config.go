@@ -42,6 +42,8 @@ type Config struct {
 	Log LogConfig
 	// OTel holds otel.*.
 	OTel OTelConfig
+	// Metrics holds metrics.*.
+	Metrics MetricsConfig
 	// Secrets holds secrets.*.
 	Secrets SecretsConfig
 	// HTTP holds http.*.

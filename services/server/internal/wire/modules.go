@@ -70,6 +70,9 @@ type Modules struct {
 	// Deliveries is the delivery engine of outgoing webhooks: the handler of
 	// the consumer webhooks and the body of the job apps.webhook_deliver.
 	Deliveries *appsapp.Deliveries
+	// Backlog sets the webhook backlog gauges; the worker roles refresh it
+	// every metrics.gauge_interval.
+	Backlog *appsapp.BacklogGauges
 }
 
 // ModuleDeps are what BuildModules needs besides the configuration.
@@ -188,10 +191,16 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	if err != nil {
 		return nil, err
 	}
+	deliveryStore := appspg.NewDeliveryStore(d.Pool)
+	if m.Backlog, err = appsapp.NewBacklogGauges(appsapp.BacklogDeps{
+		Reader: deliveryStore, Meter: d.Meter, Clock: d.Clock,
+	}, appsapp.BacklogOptions{LagThreshold: cfg.Metrics.DeliveryLagThreshold}); err != nil {
+		return nil, err
+	}
 	if m.Deliveries, err = appsapp.NewDeliveries(appsapp.DeliveryDeps{
-		UnitOfWork: m.UnitOfWork, Store: appspg.NewDeliveryStore(d.Pool), Events: m.Log, Authorizer: m.Authorizer, Router: m.Authorizer,
+		UnitOfWork: m.UnitOfWork, Store: deliveryStore, Events: m.Log, Authorizer: m.Authorizer, Router: m.Authorizer,
 		Audit: m.Audit, Keys: m.Keys, State: m.Instance, Master: hmacMaster, Sender: sender, Scheduler: scheduler,
-		Clock: d.Clock, Logger: d.Logger,
+		Clock: d.Clock, Logger: d.Logger, Meter: d.Meter,
 	}, appsapp.DeliveryOptions{
 		Retry: appsdomain.RetryConfig{
 			Base: cfg.Webhook.RetryBackoffBase, Cap: cfg.Webhook.RetryBackoffCap, MaxAge: cfg.Webhook.RetryMaxAge,

@@ -248,7 +248,7 @@ func (p *Process) buildHTTP(ctx context.Context) error {
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: p.cfg.RateLimit.PublicAuth.PerMinute, Burst: p.cfg.RateLimit.PublicAuth.Burst},
 		},
-	}, httpserver.Deps{Log: p.log, Clock: p.clock, Authenticator: p.modules.Identity, Idempotency: store})
+	}, httpserver.Deps{Log: p.log, Clock: p.clock, Authenticator: p.modules.Identity, Idempotency: store, Meter: p.meter()})
 	if err != nil {
 		return err
 	}
@@ -309,6 +309,7 @@ func (p *Process) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	p.startGauges(ctx)
 
 	servers := []*http.Server{{
 		Addr:              p.cfg.HTTP.OperatorListenAddress,

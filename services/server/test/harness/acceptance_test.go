@@ -12,8 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	identitypg "bothy/server/internal/identity/adapters/postgres"
-	identityapp "bothy/server/internal/identity/app"
 	"bothy/server/internal/platform/pg/pgtest"
 	"bothy/server/internal/wire"
 	"bothy/server/test/harness"
@@ -69,13 +67,7 @@ func TestAcceptanceAnAppPostsThroughTheAPI(t *testing.T) {
 	// records the active key) and the event log partitions.
 	require.NoError(t, p.Modules().Instance.Ensure(context.Background()))
 	harness.CreatePartitions(t, db, cfg, p.Modules().Clock.Now())
-	idOpts, err := wire.IdentityOptions(cfg)
-	require.NoError(t, err)
-	m := p.Modules()
-	boot, err := identityapp.NewBootstrap(m.UnitOfWork, identitypg.New(db.App), m.Audit, m.Clock, nil, idOpts)
-	require.NoError(t, err)
-	_, err = boot.CreateOwner(context.Background(), identityapp.CreatePerson{Email: "robin@example.com", DisplayName: "Robin", Password: harness.Password})
-	require.NoError(t, err)
+	harness.CreateOwner(t, db, cfg, p.Modules())
 
 	s := server{t: t, h: p.Handler()}
 	robin := s.call("", "POST", "/sessions", map[string]any{"email": "robin@example.com", "password": harness.Password}, http.StatusCreated)["token"].(string)

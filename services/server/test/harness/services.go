@@ -129,6 +129,19 @@ func LoadConfig(t testing.TB, db *pgtest.DB, change func(*wire.Config)) *wire.Co
 	return cfg
 }
 
+// CreateOwner creates Robin (robin@example.com, password Password) as the
+// owner through the identity bootstrap of the modules m of a process over
+// db, as `bothy owner create` does. Any error fails the test.
+func CreateOwner(t testing.TB, db *pgtest.DB, cfg *wire.Config, m *wire.Modules) {
+	t.Helper()
+	idOpts, err := wire.IdentityOptions(cfg)
+	require.NoError(t, err)
+	boot, err := identityapp.NewBootstrap(m.UnitOfWork, identitypg.New(db.App), m.Audit, m.Clock, nil, idOpts)
+	require.NoError(t, err)
+	_, err = boot.CreateOwner(context.Background(), identityapp.CreatePerson{Email: "robin@example.com", DisplayName: "Robin", Password: Password})
+	require.NoError(t, err)
+}
+
 // CreatePartitions creates the event log partitions of cfg around now, as
 // the maintenance of a running process does.
 func CreatePartitions(t testing.TB, db *pgtest.DB, cfg *wire.Config, now time.Time) {

@@ -53,6 +53,8 @@ type chain struct {
 	wakeUp bool
 	// scheduledAt is when the job of the run was due; zero when unknown.
 	scheduledAt time.Time
+	// tally collects the deliveries the current unit of work finished.
+	tally deliveryTally
 }
 
 // wakeUpAt returns when the lease wake-up of a run must run: the latest
@@ -151,6 +153,7 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 			// The unit of work may run this again after a deadlock, and a
 			// rolled back run inserted no wake-up.
 			next, failures, changes, recorded, c.finished, c.wakeUp = nil, nil, nil, false, finished, wakeUp
+			c.tally.reset()
 			t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
 			if err != nil || !ok {
 				// A subscription deleted during the attempt: its result is
@@ -176,6 +179,7 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 		if err != nil {
 			return err
 		}
+		s.metrics.flush(ctx, &c.tally)
 		s.logAll(ctx, failures, changes)
 		if next == nil {
 			return nil
@@ -209,6 +213,7 @@ func (s *Deliveries) send(ctx context.Context, c *chain, a *attempt) *sent {
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, remaining)
 	defer cancel()
+	start := time.Now()
 	res, err := s.sender.Send(sendCtx, a.req)
 	if ctx.Err() != nil {
 		if err != nil {
@@ -216,6 +221,7 @@ func (s *Deliveries) send(ctx context.Context, c *chain, a *attempt) *sent {
 		}
 		c.stop = true
 	}
+	s.metrics.sentAttempt(ctx, res, err, time.Since(start))
 	return &sent{attempt: *a, res: res, err: err}
 }
 
@@ -226,6 +232,7 @@ func (s *Deliveries) recordAlone(ctx context.Context, subscriptionID ids.ID, c *
 	var changes []transition
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
 		failures, changes = nil, nil
+		c.tally.reset()
 		t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
 		if err != nil || !ok {
 			return err
@@ -236,6 +243,7 @@ func (s *Deliveries) recordAlone(ctx context.Context, subscriptionID ids.ID, c *
 	if err != nil {
 		return err
 	}
+	s.metrics.flush(ctx, &c.tally)
 	s.logAll(ctx, failures, changes)
 	return nil
 }
@@ -292,6 +300,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 			return nil, err
 		}
 		if !found {
+			c.tally.finished(apps.DeliveryDead, apps.LastErrorEventExpired, head.EventOccurredAt, now)
 			return nil, s.gap(ctx, t, head, now, failures, changes)
 		}
 		code, err := s.admissible(ctx, t, ev)
@@ -304,6 +313,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, c *chain, fai
 			}
 			*failures = append(*failures, failure{subscriptionID: t.SubscriptionID, seq: head.EventSeq,
 				eventType: string(ev.Type), reason: code, host: host})
+			c.tally.finished(apps.DeliveryDead, code, head.EventOccurredAt, now)
 			c.finished++
 			continue
 		}
@@ -553,6 +563,7 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, c *chain, la
 		*changes = append(*changes, tr)
 	}
 	t.State, t.DisabledAt, t.ConsecutiveFailures = change.State, change.DisabledAt, change.ConsecutiveFailures
+	c.tally.finished(rec.Status, o.LastError, last.head.EventOccurredAt, now)
 	if rec.Status != apps.DeliverySucceeded {
 		*failures = append(*failures, failure{subscriptionID: t.SubscriptionID, seq: last.head.EventSeq,
 			eventType: last.eventType, reason: o.LastError, host: last.host})

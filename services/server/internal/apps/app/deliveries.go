@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/authz"
@@ -104,6 +106,9 @@ type DeliveryDeps struct {
 	// Logger receives "webhook delivery failed" (info) and "webhook
 	// subscription state changed" (warn); nil discards.
 	Logger *slog.Logger
+	// Meter makes the delivery metrics (delivery_metrics.go); nil records
+	// none.
+	Meter metric.MeterProvider
 }
 
 // Deliveries is the delivery path of outgoing webhooks: the consumer
@@ -123,6 +128,7 @@ type Deliveries struct {
 	clock     clock.Clock
 	rnd       func(n int64) int64
 	log       *slog.Logger
+	metrics   deliveryMetrics
 	opts      DeliveryOptions
 }
 
@@ -151,10 +157,14 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	metrics, err := newDeliveryMetrics(d.Meter)
+	if err != nil {
+		return nil, err
+	}
 	return &Deliveries{
 		uow: d.UnitOfWork, store: d.Store, events: d.Events, az: d.Authorizer, router: d.Router, audit: d.Audit,
 		keys: d.Keys, state: d.State, master: d.Master, sender: d.Sender, scheduler: d.Scheduler,
-		clock: d.Clock, rnd: rnd, log: log, opts: o,
+		clock: d.Clock, rnd: rnd, log: log, metrics: metrics, opts: o,
 	}, nil
 }
 
@@ -221,8 +231,10 @@ func (s *Deliveries) recordTransition(ctx context.Context, t transition) error {
 }
 
 // logTransition logs a system transition at warn level with closed
-// attributes only (Design note 16).
+// attributes only (Design note 16) and counts it in
+// bothy.webhook.subscription.transitions.
 func (s *Deliveries) logTransition(ctx context.Context, t transition) {
+	s.metrics.transition(ctx, t)
 	s.log.WarnContext(ctx, "webhook subscription state changed",
 		slog.String(string(attr.WebhookSubscriptionID), t.subscriptionID.String()),
 		slog.String(string(attr.Reason), t.cause))

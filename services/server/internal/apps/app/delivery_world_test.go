@@ -127,9 +127,11 @@ type bundle struct {
 	egressLog *egresstest.Logs
 	log       *egresstest.Logs
 	metrics   *egresstest.Metrics
-	spans     *oteltest.Spans
-	master    []byte
-	opts      app.DeliveryOptions
+	// appMetrics holds the delivery path's own metrics.
+	appMetrics *oteltest.Metrics
+	spans      *oteltest.Spans
+	master     []byte
+	opts       app.DeliveryOptions
 }
 
 var bg = context.Background()
@@ -195,6 +197,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 		egressLogger = o.logs.Logger()
 	}
 	b.metrics = egresstest.NewMetrics(t)
+	b.appMetrics = oteltest.NewMetrics(t)
 	b.spans = oteltest.NewSpans(t)
 	var private hostlist.List
 	if !o.blockPrivate {
@@ -238,7 +241,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	b.d, err = app.NewDeliveries(app.DeliveryDeps{
 		UnitOfWork: uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Router: az, Audit: audit,
 		Keys: s.Keys, State: s.Instance, Master: master, Sender: sender, Scheduler: scheduler,
-		Clock: b.clock, Random: o.random, Logger: logger,
+		Clock: b.clock, Random: o.random, Logger: logger, Meter: b.appMetrics.Provider,
 	}, b.opts)
 	require.NoError(t, err)
 	b.pool, b.jobMax, b.uow, b.scheduler = pool, o.jobMaxAttempts, uow, scheduler

@@ -309,6 +309,7 @@ func TestDeliveryPoisonHeadIsVisible(t *testing.T) {
 	require.Empty(t, b.recv.requests())
 	require.Equal(t, "active", b.subscription(t, b.sub).State, "the state machine is unchanged")
 	eventually(t, "an error log line", func() bool { return b.logged("webhook delivery stalled") })
+	require.Positive(t, b.appMetrics.Sum(t, app.MetricDeliveriesStalled), "and a metric")
 	require.NotEmpty(t, b.w.Scheduled(t, b.sub), "the head keeps a job")
 }
 

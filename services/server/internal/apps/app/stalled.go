@@ -19,8 +19,9 @@ import (
 // subscription's row lock: the head names last_error internal_error, stays
 // pending (the state machine is unchanged: no failure is counted, nothing
 // was sent) and is due again webhook.retry_backoff_cap later, with a job
-// scheduled for then while the subscription is active. It logs "webhook
-// delivery stalled" at error level with the subscription, the seq and the
+// scheduled for then while the subscription is active. It counts
+// bothy.webhook.deliveries.stalled and logs "webhook delivery stalled" at
+// error level with the subscription, the seq and the
 // class of cause (never its text, which may carry data).
 //
 // Errors: the store's and the scheduler's, internal.
@@ -46,6 +47,7 @@ func (s *Deliveries) Stalled(ctx context.Context, subscriptionID ids.ID, cause e
 		return err
 	}
 	if marked {
+		s.metrics.stalledHead(ctx)
 		s.log.ErrorContext(ctx, "webhook delivery stalled",
 			slog.String(string(attr.WebhookSubscriptionID), subscriptionID.String()),
 			slog.Int64(string(attr.EventSeq), seq),

@@ -43,6 +43,7 @@ type Client struct {
 	resolver  Resolver
 	logger    *slog.Logger
 	blocked   metric.Int64Counter
+	errors    metric.Int64Counter
 	transport *http.Transport
 	http      *http.Client
 
@@ -88,6 +89,10 @@ func New(opts Options, deps Deps) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("egress: create counter: %w", err)
 	}
+	errorCounter, err := newErrorCounter(deps.Meter)
+	if err != nil {
+		return nil, fmt.Errorf("egress: create counter: %w", err)
+	}
 
 	c := &Client{
 		purpose:  opts.Purpose,
@@ -98,6 +103,7 @@ func New(opts Options, deps Deps) (*Client, error) {
 		resolver: deps.Resolver,
 		logger:   deps.Logger,
 		blocked:  blocked,
+		errors:   errorCounter,
 	}
 	if c.resolver == nil {
 		c.resolver = net.DefaultResolver
@@ -146,7 +152,8 @@ func New(opts Options, deps Deps) (*Client, error) {
 //
 // Any error is a *BlockedError (errors.Is(err, ErrBlocked); nothing was sent,
 // and bothy.egress.blocked and an "egress blocked" warning record it) or a
-// *TransportError.
+// *TransportError (counted in bothy.egress.errors by class unless the
+// caller cancelled).
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	ctx := context.Background()
 	if req != nil {
@@ -238,7 +245,9 @@ func (c *Client) fail(ctx context.Context, host string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w: %w", err, cerr)
 	}
-	return &TransportError{Host: host, Err: err}
+	te := &TransportError{Host: host, Err: err}
+	c.countError(ctx, te)
+	return te
 }
 
 // refuse records a refused request and returns b.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/correlation"
@@ -81,6 +83,9 @@ type Deps struct {
 	// Idempotency runs requests with an Idempotency-Key
 	// (idempotencypg.Store).
 	Idempotency idempotency.Store
+	// Meter makes the HTTP server metrics (metrics.go); nil records none,
+	// for tests that do not look at metrics.
+	Meter metric.MeterProvider
 }
 
 // Route declares an operation: where it is served and which stages apply.
@@ -117,6 +122,7 @@ type Server struct {
 	// answers; fallbacks the normalised patterns that have a 404 fallback.
 	preflight map[string]*corsPattern
 	fallbacks map[string]bool
+	metrics   serverMetrics
 }
 
 // New returns a Server. It returns an error for invalid options and panics
@@ -131,7 +137,12 @@ func New(o Options, d Deps) (*Server, error) {
 	if o.RequestTimeout <= 0 {
 		return nil, errors.New("httpserver: http.request_timeout must be positive")
 	}
+	metrics, err := newServerMetrics(d.Meter)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
+		metrics:   metrics,
 		maxBody:   o.MaxBodyBytes,
 		timeout:   o.RequestTimeout,
 		log:       d.Log,
@@ -205,6 +216,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw.Header().Set("X-Request-Id", id)
 
 	defer s.accessLog(r, sw, st, start)
+	defer s.metrics.served(r, sw, st, start)()
 	defer s.recoverPanic(r, sw)
 
 	if r.ContentLength > s.maxBody {

@@ -81,8 +81,8 @@ type Deps struct {
 	// Tracer makes the span job.work around every handler; nil means no
 	// tracing.
 	Tracer trace.TracerProvider
-	// Meter makes bothy.job.finished and bothy.job.duration; nil means no
-	// metrics.
+	// Meter makes bothy.job.finished, bothy.job.duration and
+	// bothy.job.queue.depth; nil means no metrics.
 	Meter metric.MeterProvider
 }
 
@@ -95,6 +95,8 @@ type Runtime struct {
 	d   Deps
 	ins *Inserter
 	tel telemetry
+	// depth is the gauge bothy.job.queue.depth (QueueDepth).
+	depth *QueueDepth
 
 	mu       sync.RWMutex
 	kinds    map[string]HandlerOptions
@@ -128,10 +130,15 @@ func New(o Options, d Deps) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	depth, err := newQueueDepth(d.Pool, d.Meter)
+	if err != nil {
+		return nil, err
+	}
 	r := &Runtime{
 		o:        o,
 		d:        d,
 		tel:      tel,
+		depth:    depth,
 		kinds:    map[string]HandlerOptions{},
 		workers:  river.NewWorkers(),
 		stopping: make(chan struct{}),

@@ -73,8 +73,14 @@ type Telemetry struct {
 	// (http.operator_listen_address), never on the public one.
 	MetricsHandler http.Handler
 
+	names    *instrumentNames
 	shutdown []func(context.Context) error
 }
+
+// MetricNames returns, sorted, the name of every instrument created through
+// MeterProvider so far, also those without a data point yet. Tests compare
+// it with docs/observability/signals.md 6.2.
+func (t *Telemetry) MetricNames() []string { return t.names.sorted() }
 
 // Shutdown flushes pending spans and stops the providers. It returns the
 // joined errors of each step; ctx bounds the flush.
@@ -129,7 +135,8 @@ func Setup(ctx context.Context, o Options) (*Telemetry, error) {
 		return nil, fmt.Errorf("otel: prometheus exporter: %w", err)
 	}
 	mp := NewMeterProvider(res, exporter)
-	tel.MeterProvider = mp
+	named := newNamingProvider(mp)
+	tel.MeterProvider, tel.names = named, named.names
 	tel.shutdown = append(tel.shutdown, mp.Shutdown)
 	tel.MetricsHandler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return tel, nil

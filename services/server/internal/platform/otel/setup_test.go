@@ -189,3 +189,21 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestMetricNamesListsInstrumentsWithoutData: MetricNames knows every
+// instrument created through the meter provider, also one that recorded
+// nothing yet (so signals.md can be compared with what a process
+// registers, not only with what it happened to record).
+func TestMetricNamesListsInstrumentsWithoutData(t *testing.T) {
+	t.Parallel()
+	tel := setup(t, otel.Options{Role: "worker"})
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	m := tel.MeterProvider.Meter("test")
+	_, err := m.Int64Counter("bothy.test.sent")
+	require.NoError(t, err)
+	_, err = m.Float64Histogram("bothy.test.duration")
+	require.NoError(t, err)
+	_, err = tel.MeterProvider.Meter("other").Int64Gauge("bothy.test.depth")
+	require.NoError(t, err)
+	require.Equal(t, []string{"bothy.test.depth", "bothy.test.duration", "bothy.test.sent"}, tel.MetricNames())
+}

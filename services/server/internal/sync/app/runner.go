@@ -51,7 +51,8 @@ type Deps struct {
 	// Logger receives a debug record per round and the failures; nil
 	// discards.
 	Logger *slog.Logger
-	// Meter provides bothy.consumer.lag; nil records nothing.
+	// Meter provides bothy.consumer.lag and bothy.consumer.rounds; nil
+	// records nothing.
 	Meter metric.MeterProvider
 }
 
@@ -73,6 +74,7 @@ type Runner struct {
 	opts    Options
 	log     *slog.Logger
 	lag     metric.Int64Gauge
+	rounds  metric.Int64Counter
 }
 
 // NewRunner returns the runner of consumer name with handler h. A handler
@@ -103,7 +105,11 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 	if err != nil {
 		return nil, fmt.Errorf("sync: creating bothy.consumer.lag: %w", err)
 	}
-	r := &Runner{name: name, handler: h, deps: d, opts: o, lag: lag,
+	rounds, err := newRoundCounter(mp)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{name: name, handler: h, deps: d, opts: o, lag: lag, rounds: rounds,
 		log: log.With(slog.String(string(attr.Consumer), string(name)))}
 	r.loss, _ = h.(eventsync.ConsumerLossHandler)
 	return r, nil
@@ -189,6 +195,7 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 		res.head, err = r.deps.Events.HeadSeq(ctx)
 		return err
 	})
+	r.countRound(ctx, err)
 	if err != nil {
 		return roundResult{}, err
 	}

@@ -26,6 +26,7 @@ import (
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/httpserver"
 	"bothy/server/internal/platform/idempotencypg"
+	"bothy/server/internal/platform/otel/oteltest"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
@@ -63,6 +64,8 @@ type Env struct {
 	UnitOfWork *pg.UnitOfWork
 	// Idempotency is the store the server uses.
 	Idempotency *idempotencypg.Store
+	// Metrics holds what the server's metrics recorded.
+	Metrics *oteltest.Metrics
 }
 
 // New returns an Env over db with options o (usually Options()).
@@ -74,14 +77,16 @@ func New(t testing.TB, db *pgtest.DB, o httpserver.Options) *Env {
 	require.NoError(t, err)
 	logs := &LogBuffer{}
 	auth := NewAuthenticator()
+	metrics := oteltest.NewMetrics(t)
 	srv, err := httpserver.New(o, httpserver.Deps{
 		Log:           slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Clock:         clk,
 		Authenticator: auth,
 		Idempotency:   store,
+		Meter:         metrics.Provider,
 	})
 	require.NoError(t, err)
-	return &Env{Server: srv, Auth: auth, Clock: clk, Logs: logs, DB: db, UnitOfWork: uow, Idempotency: store}
+	return &Env{Server: srv, Auth: auth, Clock: clk, Logs: logs, DB: db, UnitOfWork: uow, Idempotency: store, Metrics: metrics}
 }
 
 // Do serves r and returns the response (its body is fully buffered).

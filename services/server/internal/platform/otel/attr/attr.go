@@ -42,6 +42,9 @@ const (
 	// WebhookSubscriptionID is the UUID of a webhook subscription. It is
 	// allowed on spans and logs, never on metrics (unbounded cardinality).
 	WebhookSubscriptionID = attribute.Key("bothy.webhook_subscription.id")
+	// WebhookSubscriptionState is the state of a webhook subscription:
+	// active, paused or disabled (a closed list, so it may label a metric).
+	WebhookSubscriptionState = attribute.Key("bothy.webhook_subscription.state")
 	// EgressPurpose names the egress client, for example "webhook".
 	EgressPurpose = attribute.Key("bothy.egress.purpose")
 	// RequestID is the ID the HTTP chain gives each request.
@@ -79,6 +82,7 @@ func All() []attribute.Key {
 		EventSeq,
 		EventType,
 		WebhookSubscriptionID,
+		WebhookSubscriptionState,
 		EgressPurpose,
 		RequestID,
 		Role,

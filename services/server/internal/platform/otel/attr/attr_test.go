@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"bothy/server/internal/platform/otel/attr"
+	"bothy/server/internal/platform/otel/oteltest"
 )
 
 // declaredKeys reads attr.go and returns the value of every constant declared
@@ -97,27 +98,12 @@ func TestForMetrics(t *testing.T) {
 	}
 }
 
-// repoRoot walks up from the package directory to the folder holding go.work.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "go.work not found above the package")
-		dir = parent
-	}
-}
-
 // TestAttrKeysEqualCollectorAllowlist proves that the redaction processor of
 // infra/otel/collector.yaml allows exactly the keys of this package, so a new
 // key is added to both in the same change.
 func TestAttrKeysEqualCollectorAllowlist(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "infra", "otel", "collector.yaml"))
+	raw, err := os.ReadFile(filepath.Join(oteltest.RepoRoot(t), "infra", "otel", "collector.yaml"))
 	require.NoError(t, err)
 
 	var doc yaml.Node

@@ -198,6 +198,30 @@ func (m *Metrics) HistogramCount(t testing.TB, name string, attrs ...attribute.K
 	return total
 }
 
+// Gauge returns the value of the gauge name at the data point whose
+// attributes include every one of attrs, and whether there is one; the
+// test fails when several data points match.
+func (m *Metrics) Gauge(t testing.TB, name string, attrs ...attribute.KeyValue) (float64, bool) {
+	t.Helper()
+	mt, ok := m.Find(t, name)
+	if !ok {
+		return 0, false
+	}
+	pts, kind := points(mt)
+	require.Equal(t, "gauge", kind, "metric %s", name)
+	var (
+		value float64
+		found int
+	)
+	for _, p := range pts {
+		if includes(p.attrs, attrs) {
+			value, found = p.value, found+1
+		}
+	}
+	require.LessOrEqual(t, found, 1, "metric %s has one data point for %v", name, attrs)
+	return value, found == 1
+}
+
 // AttributeKeys returns every attribute key seen on the data points of the
 // metric name, so a test can prove that no unbounded key is among them.
 func (m *Metrics) AttributeKeys(t testing.TB, name string) []attribute.Key {
