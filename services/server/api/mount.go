@@ -26,6 +26,7 @@ func Mount(hs *httpserver.Server, strict StrictServerInterface) error {
 			Pattern:   BasePath + op.Path,
 			RateClass: httpserver.RateClass(op.RateLimitClass),
 			CORS:      op.CORS,
+			BodyClass: bodyClass(op),
 		})
 	}
 	HandlerWithOptions(NewStrictHandlerWithOptions(strict, nil, StrictHTTPServerOptions{
@@ -39,6 +40,17 @@ func Mount(hs *httpserver.Server, strict StrictServerInterface) error {
 		},
 	})
 	return nil
+}
+
+// bodyClass returns the body limit class of op: the operations of the rate
+// limit class public_auth (sign-in, step-up, discovery), which anyone may
+// call, share the small limit of httpserver.BodyClassPublicAuth; every
+// other operation has the default.
+func bodyClass(op Operation) httpserver.BodyClass {
+	if httpserver.RateClass(op.RateLimitClass) == httpserver.RateClassPublicAuth {
+		return httpserver.BodyClassPublicAuth
+	}
+	return ""
 }
 
 // validatingRouter registers each generated operation handler on the

@@ -244,6 +244,7 @@ func (p *Process) buildHTTP(ctx context.Context) error {
 	}
 	p.api, err = httpserver.New(httpserver.Options{
 		MaxBodyBytes:   p.cfg.HTTP.MaxBodyBytes,
+		BodyLimits:     map[httpserver.BodyClass]int64{httpserver.BodyClassPublicAuth: p.cfg.HTTP.MaxBodyBytesPublicAuth},
 		RequestTimeout: p.cfg.HTTP.RequestTimeout,
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: p.cfg.RateLimit.PublicAuth.PerMinute, Burst: p.cfg.RateLimit.PublicAuth.Burst},

@@ -59,7 +59,9 @@ var problems = map[errs.Code]problemSpec{
 	errs.CodeConflict:              {http.StatusConflict, "The resource is in a conflicting state"},
 	errs.CodeIdempotencyKeyReuse:   {http.StatusConflict, "The idempotency key was used with another request"},
 	errs.CodePayloadTooLarge:       {http.StatusRequestEntityTooLarge, "The request body is too large"},
+	errs.CodeUnsupportedMediaType:  {http.StatusUnsupportedMediaType, "The content coding is not supported"},
 	errs.CodeRateLimited:           {http.StatusTooManyRequests, "Too many requests"},
+	errs.CodeUnavailable:           {http.StatusServiceUnavailable, "The service is unavailable, retry later"},
 	errs.CodeInternal:              {http.StatusInternalServerError, "Internal server error"},
 }
 

@@ -28,6 +28,20 @@ const (
 	RateClassPublicAuth RateClass = "rl.public_auth"
 )
 
+// BodyClass names a class of operations that shares one request body
+// limit.
+type BodyClass string
+
+// The body classes besides the default (the empty class, whose limit is
+// Options.MaxBodyBytes).
+const (
+	// BodyClassPublicAuth holds the operations of the rate limit class
+	// public_auth (sign-in, step-up, public discovery): anyone may call
+	// them before any credential is checked, and their bodies are a few
+	// short members, so their limit is far below the default.
+	BodyClassPublicAuth BodyClass = "public_auth"
+)
+
 // RateLimit is the token bucket of a class.
 type RateLimit struct {
 	// PerMinute is how many requests a client may make per minute on
@@ -41,9 +55,15 @@ type RateLimit struct {
 // Options configure a Server. Only internal/wire fills them from
 // configuration.
 type Options struct {
-	// MaxBodyBytes is http.max_body_bytes: the largest request body; a
-	// larger one answers 413 payload_too_large. Must be positive.
+	// MaxBodyBytes is http.max_body_bytes: the largest request body of any
+	// operation and the limit of the default body class; a larger one
+	// answers 413 payload_too_large. Must be positive.
 	MaxBodyBytes int64
+	// BodyLimits are the limits of the other body classes a route may
+	// declare: BodyClassPublicAuth from http.max_body_bytes_public_auth.
+	// Each must be positive; a limit above MaxBodyBytes has no effect,
+	// because MaxBodyBytes is checked first for every request.
+	BodyLimits map[BodyClass]int64
 	// RateLimits are the limits of each class a route may declare:
 	// RateClassPublicAuth from ratelimit.public_auth.per_minute and
 	// ratelimit.public_auth.burst.
@@ -99,6 +119,10 @@ type Route struct {
 	// CORS makes the route answer Access-Control-Allow-Origin: * and
 	// preflight requests (public discovery endpoints only).
 	CORS bool
+	// BodyClass is the body limit class, or "" for the default
+	// (Options.MaxBodyBytes). The class must have a limit in
+	// Options.BodyLimits.
+	BodyClass BodyClass
 }
 
 // Server is the HTTP handler of the api role. Register every route with
@@ -106,6 +130,7 @@ type Route struct {
 // concurrent use afterwards.
 type Server struct {
 	maxBody  int64
+	bodies   map[BodyClass]int64
 	timeout  time.Duration
 	log      *slog.Logger
 	auth     Authenticator
@@ -133,6 +158,7 @@ func New(o Options, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		maxBody:   o.MaxBodyBytes,
+		bodies:    map[BodyClass]int64{},
 		timeout:   o.RequestTimeout,
 		log:       d.Log,
 		auth:      d.Authenticator,
@@ -142,6 +168,12 @@ func New(o Options, d Deps) (*Server, error) {
 		declared:  map[string]Route{},
 		preflight: map[string]*corsPattern{},
 		fallbacks: map[string]bool{},
+	}
+	for class, n := range o.BodyLimits {
+		if n <= 0 {
+			return nil, fmt.Errorf("httpserver: body class %s needs a positive limit", class)
+		}
+		s.bodies[class] = n
 	}
 	for class, rl := range o.RateLimits {
 		if rl.PerMinute <= 0 || rl.Burst <= 0 {
@@ -164,6 +196,9 @@ func (s *Server) Handle(rt Route, h http.Handler) {
 	}
 	if rt.RateClass != "" && s.limiters[rt.RateClass] == nil {
 		panic("httpserver: route " + rt.Operation + " declares a rate class without limits")
+	}
+	if _, ok := s.bodies[rt.BodyClass]; rt.BodyClass != "" && !ok {
+		panic("httpserver: route " + rt.Operation + " declares a body class without a limit")
 	}
 	s.mux.Handle(rt.Method+" "+rt.Pattern, s.routeHandler(rt, h))
 	s.addFallback(rt.Pattern)
@@ -211,6 +246,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(ctx, sw, problemFor(errs.CodePayloadTooLarge, "", nil))
 		return
 	}
+	if !identityCoding(r.Header.Values("Content-Encoding")) {
+		// The server decodes no content coding; taking a gzip body as
+		// plain JSON would judge bytes the client never meant (RFC 9110
+		// 15.5.16: 415 with the codings that are accepted).
+		sw.Header().Set("Accept-Encoding", "identity")
+		writeProblem(ctx, sw, problemFor(errs.CodeUnsupportedMediaType, "", nil))
+		return
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	}
@@ -225,6 +268,15 @@ func (s *Server) routeHandler(rt Route, h http.Handler) http.Handler {
 		}
 		if rt.CORS {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		if limit, ok := s.bodies[rt.BodyClass]; ok && limit < s.maxBody {
+			if r.ContentLength > limit {
+				writeProblem(r.Context(), w, problemFor(errs.CodePayloadTooLarge, "", nil))
+				return
+			}
+			if r.Body != nil {
+				r.Body = http.MaxBytesReader(w, r.Body, limit)
+			}
 		}
 		if !s.allow(w, r, rt.RateClass) {
 			return
@@ -266,6 +318,19 @@ var wildcard = regexp.MustCompile(`\{([^}.$]*)((?:\.\.\.)?)\}`)
 
 func notFound(w http.ResponseWriter, r *http.Request) {
 	writeProblem(r.Context(), w, problemFor(errs.CodeNotFound, "", nil))
+}
+
+// identityCoding reports whether the Content-Encoding header values name
+// no coding or only identity (case-insensitive, comma-separated lists).
+func identityCoding(values []string) bool {
+	for _, v := range values {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func unsafeMethod(m string) bool {

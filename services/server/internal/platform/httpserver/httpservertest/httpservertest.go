@@ -38,6 +38,7 @@ var Start = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 func Options() httpserver.Options {
 	return httpserver.Options{
 		MaxBodyBytes:   4096,
+		BodyLimits:     map[httpserver.BodyClass]int64{httpserver.BodyClassPublicAuth: 1024},
 		RequestTimeout: 30 * time.Second,
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: 60, Burst: 3},
