@@ -7,8 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/clock"
@@ -17,6 +21,13 @@ import (
 	"bothy/server/internal/kernel/idempotency"
 	"bothy/server/internal/kernel/ids"
 )
+
+// MetricUnavailable is the counter of requests answered 503 unavailable,
+// labelled with http.route.
+const MetricUnavailable = "bothy.http.unavailable"
+
+// meterName is the instrumentation scope of the server's metrics.
+const meterName = "bothy/server/internal/platform/httpserver"
 
 // RateClass names a rate limit class that routes declare.
 type RateClass string
@@ -72,6 +83,10 @@ type Options struct {
 	// every handler runs with, so no request holds a database connection or
 	// a lock for longer. Must be positive.
 	RequestTimeout time.Duration
+	// UnavailableRetryAfter is http.unavailable_retry_after: the
+	// Retry-After of a 503 unavailable answer, in whole seconds (rounded
+	// up). Must be positive.
+	UnavailableRetryAfter time.Duration
 }
 
 // Authenticator turns a bearer token into a principal. identity's
@@ -101,6 +116,14 @@ type Deps struct {
 	// Idempotency runs requests with an Idempotency-Key
 	// (idempotencypg.Store).
 	Idempotency idempotency.Store
+	// Unavailable tells whether an error that is no *errs.Error means the
+	// database cannot be reached right now (pg.IsUnavailable); such an
+	// error answers 503 unavailable with Retry-After instead of 500
+	// internal. Optional: nil treats every such error as a fault.
+	Unavailable func(error) bool
+	// Meter provides the counter bothy.http.unavailable. Optional: nil
+	// means no metrics.
+	Meter metric.MeterProvider
 }
 
 // Route declares an operation: where it is served and which stages apply.
@@ -129,15 +152,20 @@ type Route struct {
 // Handle (or Declare and HandleFunc) before it serves; it is safe for
 // concurrent use afterwards.
 type Server struct {
-	maxBody  int64
-	bodies   map[BodyClass]int64
-	timeout  time.Duration
-	log      *slog.Logger
-	auth     Authenticator
-	idem     idempotency.Store
-	mux      *http.ServeMux
-	limiters map[RateClass]*limiter
-	declared map[string]Route
+	maxBody int64
+	bodies  map[BodyClass]int64
+	timeout time.Duration
+	// retryAfter is the Retry-After value of unavailable answers;
+	// unavailable classifies outages; outages counts them.
+	retryAfter  string
+	unavailable func(error) bool
+	outages     metric.Int64Counter
+	log         *slog.Logger
+	auth        Authenticator
+	idem        idempotency.Store
+	mux         *http.ServeMux
+	limiters    map[RateClass]*limiter
+	declared    map[string]Route
 	// preflight holds the methods of each CORS pattern, for preflight
 	// answers; fallbacks the normalised patterns that have a 404 fallback.
 	preflight map[string]*corsPattern
@@ -156,18 +184,32 @@ func New(o Options, d Deps) (*Server, error) {
 	if o.RequestTimeout <= 0 {
 		return nil, errors.New("httpserver: http.request_timeout must be positive")
 	}
+	if o.UnavailableRetryAfter <= 0 {
+		return nil, errors.New("httpserver: http.unavailable_retry_after must be positive")
+	}
+	if d.Meter == nil {
+		d.Meter = noop.NewMeterProvider()
+	}
+	outages, err := d.Meter.Meter(meterName).Int64Counter(MetricUnavailable, metric.WithUnit("{request}"),
+		metric.WithDescription("API requests answered 503 unavailable because the database could not be reached."))
+	if err != nil {
+		return nil, fmt.Errorf("httpserver: %w", err)
+	}
 	s := &Server{
-		maxBody:   o.MaxBodyBytes,
-		bodies:    map[BodyClass]int64{},
-		timeout:   o.RequestTimeout,
-		log:       d.Log,
-		auth:      d.Authenticator,
-		idem:      d.Idempotency,
-		mux:       http.NewServeMux(),
-		limiters:  map[RateClass]*limiter{},
-		declared:  map[string]Route{},
-		preflight: map[string]*corsPattern{},
-		fallbacks: map[string]bool{},
+		maxBody:     o.MaxBodyBytes,
+		bodies:      map[BodyClass]int64{},
+		retryAfter:  strconv.FormatInt(int64((o.UnavailableRetryAfter+time.Second-1)/time.Second), 10),
+		unavailable: d.Unavailable,
+		outages:     outages,
+		timeout:     o.RequestTimeout,
+		log:         d.Log,
+		auth:        d.Authenticator,
+		idem:        d.Idempotency,
+		mux:         http.NewServeMux(),
+		limiters:    map[RateClass]*limiter{},
+		declared:    map[string]Route{},
+		preflight:   map[string]*corsPattern{},
+		fallbacks:   map[string]bool{},
 	}
 	for class, n := range o.BodyLimits {
 		if n <= 0 {

@@ -26,6 +26,7 @@ import (
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/httpserver"
 	"bothy/server/internal/platform/idempotencypg"
+	"bothy/server/internal/platform/otel/oteltest"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
@@ -40,6 +41,8 @@ func Options() httpserver.Options {
 		MaxBodyBytes:   4096,
 		BodyLimits:     map[httpserver.BodyClass]int64{httpserver.BodyClassPublicAuth: 1024},
 		RequestTimeout: 30 * time.Second,
+		// UnavailableRetryAfter rounds up to 3 seconds.
+		UnavailableRetryAfter: 2500 * time.Millisecond,
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: 60, Burst: 3},
 		},
@@ -64,6 +67,8 @@ type Env struct {
 	UnitOfWork *pg.UnitOfWork
 	// Idempotency is the store the server uses.
 	Idempotency *idempotencypg.Store
+	// Metrics collects the server's metrics (bothy.http.unavailable).
+	Metrics *oteltest.Metrics
 }
 
 // New returns an Env over db with options o (usually Options()).
@@ -75,14 +80,17 @@ func New(t testing.TB, db *pgtest.DB, o httpserver.Options) *Env {
 	require.NoError(t, err)
 	logs := &LogBuffer{}
 	auth := NewAuthenticator()
+	metrics := oteltest.NewMetrics(t)
 	srv, err := httpserver.New(o, httpserver.Deps{
 		Log:           slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Clock:         clk,
 		Authenticator: auth,
 		Idempotency:   store,
+		Unavailable:   pg.IsUnavailable,
+		Meter:         metrics.Provider,
 	})
 	require.NoError(t, err)
-	return &Env{Server: srv, Auth: auth, Clock: clk, Logs: logs, DB: db, UnitOfWork: uow, Idempotency: store}
+	return &Env{Server: srv, Auth: auth, Clock: clk, Logs: logs, DB: db, UnitOfWork: uow, Idempotency: store, Metrics: metrics}
 }
 
 // Do serves r and returns the response (its body is fully buffered).
