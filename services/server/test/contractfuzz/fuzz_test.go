@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/api"
+	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/httpserver"
 )
 
@@ -80,7 +81,8 @@ type principal struct{ name, token string }
 // real chain of a process of role api on PostgreSQL as Robin (owner), Alex
 // (member) and without credentials. It requires: no answer 5xx; every
 // malformed variant answers 4xx; every 4xx is an application/problem+json
-// document with type, title, status and code; and no row of any table
+// document with type, title, status and code (and a validation_failed one
+// with errors[] items that each have a code); and no row of any table
 // changed (row count and hash per table). Variants the contract allows
 // (U+2028 or a right-to-left mark in free text) run afterwards, as Robin,
 // and must not answer 5xx either. The log reports the requests per
@@ -218,6 +220,13 @@ func judge(a answer, v variant) string {
 		return "problem without title"
 	case p.Status != a.status:
 		return fmt.Sprintf("problem status %d on a %d answer", p.Status, a.status)
+	case p.Code == errs.CodeValidationFailed && len(p.Errors) == 0:
+		return "validation_failed without errors[] pointers"
+	}
+	for _, f := range p.Errors {
+		if f.Code == "" {
+			return fmt.Sprintf("an item at %q without code", f.Pointer)
+		}
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package contractfuzz_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -124,11 +125,4 @@ func duplicateFirst(body string) string {
 }
 
 // toString renders a sample value for a query string.
-func toString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	default:
-		return strings.Trim(encode(map[string]any{"v": x})[5:], "}")
-	}
-}
+func toString(v any) string { return fmt.Sprint(v) }

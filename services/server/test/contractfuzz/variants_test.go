@@ -33,7 +33,6 @@ type baseline struct {
 	// each path parameter.
 	path   string
 	values map[string]string
-	query  url.Values
 	header http.Header
 	body   map[string]any // nil without a request body
 	schema *openapi3.Schema
