@@ -17,7 +17,19 @@ import (
 func (e *edge) variants(b *baseline) []variant {
 	var out []variant
 	add := func(where string, rq request, legal bool) {
-		out = append(out, variant{where: where, rq: rq, legal: legal})
+		// The pointer of a defect in one place is the place's name (the
+		// part before ":", without the "body" prefix of body members); a
+		// bad escape spoils the whole query. Legal edge cases and defects
+		// of the whole body or request have no single place.
+		pointer := ""
+		switch i := strings.Index(where, ":"); {
+		case legal, i < 0, strings.HasPrefix(where, "body:"), strings.HasPrefix(where, "query:"), strings.HasPrefix(where, "header/Content"):
+		case strings.HasSuffix(where, ": bad escape"):
+			pointer = "query"
+		default:
+			pointer = strings.TrimPrefix(where[:i], "body")
+		}
+		out = append(out, variant{where: where, rq: rq, legal: legal, pointer: pointer})
 	}
 	body := b.bodyJSON()
 	params := append(slices.Clone(b.item.Parameters), b.op.Parameters...)

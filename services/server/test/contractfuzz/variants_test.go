@@ -18,6 +18,9 @@ type variant struct {
 	// "query/limit: fraction".
 	where string
 	rq    request
+	// pointer is where a validation_failed answer must point (an item with
+	// this pointer or below it); "" when the defect has no single place.
+	pointer string
 	// legal marks a variant that the contract allows (U+2028 or a
 	// right-to-left mark in free text): it must not answer 5xx, but it may
 	// succeed and change rows, so it runs after the state comparison.
