@@ -68,6 +68,21 @@ BENCH_E2E_FLAGS ?=
 bench-e2e: pg-install build ## End-to-end webhook benchmark: real api and worker processes, HTTPS receiver, load over the REST API; prints every scenario (docs/benchmarks.md).
 	cd $(SERVER) && $(GO) build -trimpath -o $(BIN)/bothy-bench ./cmd/bothy-bench
 	tools/bench/e2e.sh $(BENCH_E2E_FLAGS)
+# Fuzzing: every native Go fuzz target (func Fuzz*) of the server module,
+# one after the other, each for FUZZ_TIME (go test's -fuzztime: a duration
+# such as 30s, or a count such as 10000x). `make test` runs only their seed
+# corpora; this target searches for new inputs. A failing input is written
+# to the package's testdata/fuzz folder, where it becomes a seed.
+FUZZ_TIME ?= 30s
+
+.PHONY: fuzz
+fuzz: pg-install ## Run every native Go fuzz target of the server module for FUZZ_TIME each (default 30s); make test runs their seeds only.
+	cd $(SERVER) && for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for name in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | sed 's/^func //' | sort -u); do \
+			echo "fuzz $$dir $$name ($(FUZZ_TIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_TIME) $$dir || exit 1; \
+		done; \
+	done
 
 .PHONY: bench-compare
 bench-compare: ## Compare two saved `make bench` outputs with the pinned benchstat: make bench-compare OLD=a.txt NEW=b.txt.

@@ -279,6 +279,8 @@ const (
 	ProblemCodeRateLimited           ProblemCode = "rate_limited"
 	ProblemCodeStepUpRequired        ProblemCode = "step_up_required"
 	ProblemCodeUnauthorized          ProblemCode = "unauthorized"
+	ProblemCodeUnavailable           ProblemCode = "unavailable"
+	ProblemCodeUnsupportedMediaType  ProblemCode = "unsupported_media_type"
 	ProblemCodeValidationFailed      ProblemCode = "validation_failed"
 	ProblemCodeWebhookHostNotAllowed ProblemCode = "webhook_host_not_allowed"
 )
@@ -305,6 +307,10 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeStepUpRequired:
 		return true
 	case ProblemCodeUnauthorized:
+		return true
+	case ProblemCodeUnavailable:
+		return true
+	case ProblemCodeUnsupportedMediaType:
 		return true
 	case ProblemCodeValidationFailed:
 		return true

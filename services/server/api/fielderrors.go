@@ -65,6 +65,18 @@ const (
 	codeMediaType        = "media_type"
 	codeBodyNotAllowed   = "body_not_allowed"
 	codeInvalid          = "invalid"
+	// codeRepeated: a single-valued query or header parameter given more
+	// than once (which value would count is not for the server to guess).
+	codeRepeated = "repeated"
+	// codeInvalidCharacter: a NUL character or an unpaired surrogate, which
+	// PostgreSQL cannot store, in a string, member name or parameter.
+	codeInvalidCharacter = "invalid_character"
+	// codeInvalidEncoding: the query string has a bad percent escape.
+	codeInvalidEncoding = "invalid_encoding"
+	// codeDuplicateMember: a member name twice in one JSON object.
+	codeDuplicateMember = "duplicate_member"
+	// codeTrailingData: anything but white space after the JSON document.
+	codeTrailingData = "trailing_data"
 )
 
 // keywordCodes maps the JSON Schema keyword a value failed to its item
@@ -108,6 +120,11 @@ var details = map[string]string{
 	codeMediaType:        "The body has an unsupported media type.",
 	codeBodyNotAllowed:   "This operation takes no request body.",
 	codeInvalid:          "This value is invalid.",
+	codeRepeated:         "This parameter takes one value and was given several.",
+	codeInvalidCharacter: "This value contains a character that cannot be stored.",
+	codeInvalidEncoding:  "The query string has a malformed percent escape.",
+	codeDuplicateMember:  "This member appears more than once in its object.",
+	codeTrailingData:     "The body must be exactly one JSON document.",
 	"format":             "This value does not have the required format.",
 	"enum":               "This value is not one of the allowed values.",
 	"pattern":            "This value does not match the required pattern.",

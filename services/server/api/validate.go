@@ -1,10 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -35,6 +40,8 @@ type Validator struct {
 	routes  []*route
 	onError func(w http.ResponseWriter, r *http.Request, err error)
 	options *openapi3filter.Options
+	// lookup finds the route of a request (ParamError).
+	lookup *http.ServeMux
 }
 
 // route describes one operation: its ServeMux pattern, the kin-openapi
@@ -44,6 +51,12 @@ type route struct {
 	kin        *routers.Route
 	pathParams []string
 	query      map[string]bool
+	// single holds the pointers ("query/limit", "header/Idempotency-Key")
+	// of the query and header parameters that take one value, by location
+	// and name (header names canonical).
+	single map[[2]string]string
+	// body tells whether the operation defines a request body.
+	body bool
 }
 
 // NewValidator loads and validates the spec and prepares one route per
@@ -90,22 +103,32 @@ func NewValidator(opts ValidatorOptions) (*Validator, error) {
 				pattern: method + " " + base + path,
 				kin:     &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op},
 				query:   map[string]bool{},
+				single:  map[[2]string]string{},
+				body:    op.RequestBody != nil,
 			}
 			for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
+				name := p.Value.Name
 				switch p.Value.In {
 				case openapi3.ParameterInPath:
-					rt.pathParams = append(rt.pathParams, p.Value.Name)
+					rt.pathParams = append(rt.pathParams, name)
 				case openapi3.ParameterInQuery:
-					rt.query[p.Value.Name] = true
+					rt.query[name] = true
+				case openapi3.ParameterInHeader:
+					name = http.CanonicalHeaderKey(name)
+				}
+				if s := p.Value.Schema; s != nil && s.Value != nil && !s.Value.Type.Is(openapi3.TypeArray) {
+					rt.single[[2]string{p.Value.In, name}] = p.Value.In + "/" + escapeToken(p.Value.Name)
 				}
 			}
 			v.routes = append(v.routes, rt)
 		}
 	}
 	slices.SortFunc(v.routes, func(a, b *route) int { return strings.Compare(a.pattern, b.pattern) })
-	if _, err := v.mux(http.NotFoundHandler()); err != nil {
+	lookup, err := v.mux(http.NotFoundHandler())
+	if err != nil {
 		return nil, err
 	}
+	v.lookup = lookup
 	return v, nil
 }
 
@@ -167,10 +190,32 @@ func (b *boundRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Route:      b.kin,
 		Options:    b.v.options,
 	}
-	var fields []errs.FieldError
+	// A bad percent escape drops the pair from the parsed query silently:
+	// report it before anything reads the query.
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		b.v.onError(w, r, errs.Validation(field("query", codeInvalidEncoding)))
+		return
+	}
+	fields := b.parameterFields(r, params)
 	for name := range input.GetQueryParams() {
 		if !b.query[name] {
 			fields = append(fields, field("query/"+escapeToken(name), "unknown_parameter"))
+		}
+	}
+	if b.body && r.Body != nil && r.Body != http.NoBody && strings.Contains(r.Header.Get("Content-Type"), "json") {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				b.v.onError(w, r, errs.New(errs.CodePayloadTooLarge, "request body too large"))
+				return
+			}
+			b.v.onError(w, r, errs.Wrap(err, "reading request body"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if len(body) > 0 { // a missing body is the schema's "required"
+			fields = append(fields, checkDocument(body)...)
 		}
 	}
 	if err := openapi3filter.ValidateRequest(r.Context(), input); err != nil {
@@ -186,4 +231,45 @@ func (b *boundRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.next.ServeHTTP(w, r)
+}
+
+// parameterFields reports what the schemas of the parameters cannot
+// express: a single-valued query or header parameter given more than once
+// (repeated), and a NUL character or an invalid UTF-8 sequence in a path,
+// query or header parameter (invalid_character), which no column could
+// store and no ID or cursor contains.
+func (b *boundRoute) parameterFields(r *http.Request, path map[string]string) []errs.FieldError {
+	var out []errs.FieldError
+	check := func(pointer string, values []string) {
+		for _, v := range values {
+			if strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) {
+				out = append(out, field(pointer, codeInvalidCharacter))
+				return
+			}
+		}
+	}
+	for name, v := range path {
+		check("path/"+escapeToken(name), []string{v})
+	}
+	for name, values := range r.URL.Query() {
+		pointer, single := b.single[[2]string{openapi3.ParameterInQuery, name}]
+		if !single && !b.query[name] {
+			continue // unknown_parameter
+		}
+		if single && len(values) > 1 {
+			out = append(out, field(pointer, codeRepeated))
+		}
+		check("query/"+escapeToken(name), values)
+	}
+	for key, pointer := range b.single {
+		if key[0] != openapi3.ParameterInHeader {
+			continue
+		}
+		values := r.Header.Values(key[1])
+		if len(values) > 1 {
+			out = append(out, field(pointer, codeRepeated))
+		}
+		check(pointer, values)
+	}
+	return out
 }

@@ -21,7 +21,11 @@ func httpConfigKeys() []config.Key {
 		{Name: "http.readiness_timeout", Kind: config.KindDuration, Default: "2s", Min: "100ms", Max: "1m", Chapter: chapter02,
 			Doc: "Time /readyz waits for the database before it answers 503."},
 		{Name: "http.max_body_bytes", Kind: config.KindByteSize, Default: "1MiB", Min: "1KiB", Max: "64MiB", Chapter: chapter06,
-			Doc: "Largest request body the API reads; a larger one is answered with 413 payload_too_large."},
+			Doc: "Largest request body the API reads (the limit of every operation outside a smaller class); a larger one is answered with 413 payload_too_large."},
+		{Name: "http.max_body_bytes_public_auth", Kind: config.KindByteSize, Default: "16KiB", Min: "1KiB", Max: "64MiB", Chapter: chapter06,
+			Doc: "Largest request body of the operations of the rate limit class public_auth (sign-in, step-up, discovery), which anyone may call; http.max_body_bytes still applies when it is smaller."},
+		{Name: "http.unavailable_retry_after", Kind: config.KindDuration, Default: "5s", Min: "1s", Max: "10m", Chapter: chapter06,
+			Doc: "Retry-After of a 503 unavailable answer, given while the database cannot be reached (connection refused, administrator shutdown, failover); whole seconds, rounded up."},
 		{Name: "http.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
 			Doc: "Time in-flight requests get to finish after SIGTERM before the listeners close them."},
 		{Name: "http.cursor_key_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/http_cursor_key", Chapter: chapter06,
@@ -45,6 +49,10 @@ type HTTPConfig struct {
 	ReadHeaderTimeout time.Duration `config:"http.read_header_timeout"`
 	// MaxBodyBytes is http.max_body_bytes.
 	MaxBodyBytes int64 `config:"http.max_body_bytes"`
+	// MaxBodyBytesPublicAuth is http.max_body_bytes_public_auth.
+	MaxBodyBytesPublicAuth int64 `config:"http.max_body_bytes_public_auth"`
+	// UnavailableRetryAfter is http.unavailable_retry_after.
+	UnavailableRetryAfter time.Duration `config:"http.unavailable_retry_after"`
 	// ShutdownTimeout is http.shutdown_timeout.
 	ShutdownTimeout time.Duration `config:"http.shutdown_timeout"`
 	// RequestTimeout is http.request_timeout.

@@ -279,6 +279,7 @@ func TestOperatorMetricsAfterARealDelivery(t *testing.T) {
 		{"bothy_webhook_subscriptions", map[string]string{"bothy_webhook_subscription_state": "active"}, func(v float64) bool { return v == 3 }, "three active subscriptions"},
 		{"bothy_webhook_subscriptions", map[string]string{"bothy_webhook_subscription_state": "paused"}, zero, "none paused"},
 		{"bothy_webhook_deliveries_stalled_total", nil, zero, "no head stalled"},
+		{"bothy_http_unavailable_total", nil, zero, "the database was reachable"},
 		{"bothy_webhook_subscriptions", map[string]string{"bothy_webhook_subscription_state": "disabled"}, func(v float64) bool { return v == 1 }, "the one answered 410"},
 		{"bothy_webhook_subscription_transitions_total", map[string]string{"bothy_webhook_subscription_state": "disabled", "bothy_reason": "gone"}, func(v float64) bool { return v == 1 }, "one disabled with gone"},
 		{"bothy_egress_errors_total", map[string]string{"bothy_egress_purpose": "webhook", "error_type": "connection"}, atLeastOne, "refused connections"},

@@ -243,12 +243,15 @@ func (p *Process) buildHTTP(ctx context.Context) error {
 		return err
 	}
 	p.api, err = httpserver.New(httpserver.Options{
-		MaxBodyBytes:   p.cfg.HTTP.MaxBodyBytes,
-		RequestTimeout: p.cfg.HTTP.RequestTimeout,
+		MaxBodyBytes:          p.cfg.HTTP.MaxBodyBytes,
+		BodyLimits:            map[httpserver.BodyClass]int64{httpserver.BodyClassPublicAuth: p.cfg.HTTP.MaxBodyBytesPublicAuth},
+		RequestTimeout:        p.cfg.HTTP.RequestTimeout,
+		UnavailableRetryAfter: p.cfg.HTTP.UnavailableRetryAfter,
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: p.cfg.RateLimit.PublicAuth.PerMinute, Burst: p.cfg.RateLimit.PublicAuth.Burst},
 		},
-	}, httpserver.Deps{Log: p.log, Clock: p.clock, Authenticator: p.modules.Identity, Idempotency: store, Meter: p.meter()})
+	}, httpserver.Deps{Log: p.log, Clock: p.clock, Authenticator: p.modules.Identity, Idempotency: store,
+		Unavailable: pg.IsUnavailable, Meter: p.meter()})
 	if err != nil {
 		return err
 	}

@@ -42,8 +42,15 @@ const (
 	CodeIdempotencyKeyReuse Code = "idempotency_key_reuse"
 	// CodePayloadTooLarge: the request body exceeds its configured limit.
 	CodePayloadTooLarge Code = "payload_too_large"
+	// CodeUnsupportedMediaType: the request body has a content coding other
+	// than identity; the server decodes none (415).
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
 	// CodeRateLimited: a rate limit class is exhausted.
 	CodeRateLimited Code = "rate_limited"
+	// CodeUnavailable: the database cannot be reached right now (connection
+	// refused, administrator shutdown, failover); the client retries after
+	// Retry-After (503). Never a client mistake, never a fault of the code.
+	CodeUnavailable Code = "unavailable"
 	// CodeInternal: a server fault. Never used for client mistakes.
 	CodeInternal Code = "internal"
 )

@@ -17,6 +17,9 @@ type stateKey struct{}
 type reqState struct {
 	// route is the template of the matched route; "" when none matched.
 	route string
+	// reason is the bothy.reason of the access log line: "unavailable"
+	// when the database could not be reached; "" otherwise.
+	reason string
 }
 
 type errSinkKey struct{}
@@ -64,6 +67,9 @@ func (s *Server) accessLog(r *http.Request, w *statusWriter, st *reqState, start
 	}
 	if st.route != "" {
 		attrs = append(attrs, slog.String(string(attr.HTTPRoute), st.route))
+	}
+	if st.reason != "" {
+		attrs = append(attrs, slog.String(string(attr.Reason), st.reason))
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http request", attrs...)
 }

@@ -48,7 +48,16 @@ var storedHeaders = []string{"Content-Type", "Location", "ETag", "Last-Modified"
 func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, rt Route, h http.Handler) {
 	keys := r.Header.Values(idempotencyKeyHeader)
 	if len(keys) != 1 || !idempotency.ValidKey(keys[0]) {
-		s.WriteError(w, r, errs.WithReason(errs.CodeValidationFailed, ReasonIdempotencyKeyInvalid, "Idempotency-Key header is invalid"))
+		// The item points at the header like the request validator's
+		// parameter items do (services/server/api README).
+		item := errs.FieldError{Pointer: "header/" + idempotencyKeyHeader, Code: "invalid",
+			Detail: "The Idempotency-Key must be 1 to 255 visible ASCII characters."}
+		if len(keys) > 1 {
+			item = errs.FieldError{Pointer: item.Pointer, Code: "repeated", Detail: "This parameter takes one value and was given several."}
+		}
+		e := errs.WithReason(errs.CodeValidationFailed, ReasonIdempotencyKeyInvalid, "Idempotency-Key header is invalid")
+		e.Fields = []errs.FieldError{item}
+		s.WriteError(w, r, e)
 		return
 	}
 	p := actor.From(r.Context())

@@ -276,12 +276,14 @@ func TestMalformedKeysAnswer400(t *testing.T) {
 	subs := newSubscriptions(t, env)
 	for _, key := range []string{"with space", strings.Repeat("k", 256), "schlüssel"} {
 		resp := post(t, env, robin, key, `{"name":"x"}`)
-		httpservertest.RequireProblem(t, resp, errs.CodeValidationFailed, httpserver.ReasonIdempotencyKeyInvalid)
+		p := httpservertest.RequireProblem(t, resp, errs.CodeValidationFailed, httpserver.ReasonIdempotencyKeyInvalid, "header/Idempotency-Key")
+		require.Equal(t, "invalid", p.Errors[0].Code)
 	}
 	r := httpservertest.NewRequest(t, "POST", subscriptionsPath, `{"name":"x"}`)
 	r.Header.Add("Idempotency-Key", "a")
 	r.Header.Add("Idempotency-Key", "b")
-	httpservertest.RequireProblem(t, env.Do(env.Auth.As(r, robin)), errs.CodeValidationFailed, httpserver.ReasonIdempotencyKeyInvalid)
+	p := httpservertest.RequireProblem(t, env.Do(env.Auth.As(r, robin)), errs.CodeValidationFailed, httpserver.ReasonIdempotencyKeyInvalid, "header/Idempotency-Key")
+	require.Equal(t, "repeated", p.Errors[0].Code)
 	require.Zero(t, subs.runs.Load())
 }
 

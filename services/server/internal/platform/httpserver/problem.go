@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"bothy/server/internal/kernel/correlation"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/otel/attr"
@@ -77,7 +79,9 @@ var problems = map[errs.Code]problemSpec{
 	errs.CodeConflict:              {http.StatusConflict, "The resource is in a conflicting state"},
 	errs.CodeIdempotencyKeyReuse:   {http.StatusConflict, "The idempotency key was used with another request"},
 	errs.CodePayloadTooLarge:       {http.StatusRequestEntityTooLarge, "The request body is too large"},
+	errs.CodeUnsupportedMediaType:  {http.StatusUnsupportedMediaType, "The content coding is not supported"},
 	errs.CodeRateLimited:           {http.StatusTooManyRequests, "Too many requests"},
+	errs.CodeUnavailable:           {http.StatusServiceUnavailable, "The service is unavailable, retry later"},
 	errs.CodeInternal:              {http.StatusInternalServerError, "Internal server error"},
 }
 
@@ -141,6 +145,14 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		sink.err = err
 	}
 	p, fault := ProblemOf(err)
+	if fault && s.unavailable != nil && s.unavailable(err) {
+		// An outage of the database is no fault of the request or the
+		// code: the client may retry, and the same request may succeed.
+		p, fault = problemFor(errs.CodeUnavailable, "", nil), false
+	}
+	if p.Code == errs.CodeUnavailable {
+		s.countOutage(w, r, err)
+	}
 	if fault {
 		s.log.LogAttrs(ctx, slog.LevelError, "request failed",
 			slog.String(string(attr.ErrorType), errorType(err)),
@@ -148,6 +160,22 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String(string(attr.HTTPRoute), routeOf(ctx)))
 	}
 	writeProblem(ctx, w, p)
+}
+
+// countOutage prepares an unavailable answer: Retry-After from
+// http.unavailable_retry_after, the reason for the access log, the counter
+// bothy.http.unavailable, and one warning with error.type only.
+func (s *Server) countOutage(w http.ResponseWriter, r *http.Request, err error) {
+	ctx := r.Context()
+	w.Header().Set("Retry-After", s.retryAfter)
+	if st, ok := ctx.Value(stateKey{}).(*reqState); ok {
+		st.reason = string(errs.CodeUnavailable)
+	}
+	s.outages.Add(ctx, 1, metric.WithAttributes(attr.HTTPRoute.String(routeOf(ctx))))
+	s.log.LogAttrs(ctx, slog.LevelWarn, "database unavailable",
+		slog.String(string(attr.ErrorType), errorType(err)),
+		slog.String(string(attr.RequestID), correlation.From(ctx)),
+		slog.String(string(attr.HTTPRoute), routeOf(ctx)))
 }
 
 // writeProblem writes p with the request ID of ctx. A 401 carries the

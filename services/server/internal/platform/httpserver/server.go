@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/clock"
@@ -20,6 +22,13 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
+// MetricUnavailable is the counter of requests answered 503 unavailable,
+// labelled with http.route.
+const MetricUnavailable = "bothy.http.unavailable"
+
+// meterName is the instrumentation scope of the server's metrics.
+const meterName = "bothy/server/internal/platform/httpserver"
+
 // RateClass names a rate limit class that routes declare.
 type RateClass string
 
@@ -28,6 +37,20 @@ const (
 	// RateClassPublicAuth limits the public and sign-in endpoints
 	// (discovery, createSession) per client address.
 	RateClassPublicAuth RateClass = "rl.public_auth"
+)
+
+// BodyClass names a class of operations that shares one request body
+// limit.
+type BodyClass string
+
+// The body classes besides the default (the empty class, whose limit is
+// Options.MaxBodyBytes).
+const (
+	// BodyClassPublicAuth holds the operations of the rate limit class
+	// public_auth (sign-in, step-up, public discovery): anyone may call
+	// them before any credential is checked, and their bodies are a few
+	// short members, so their limit is far below the default.
+	BodyClassPublicAuth BodyClass = "public_auth"
 )
 
 // RateLimit is the token bucket of a class.
@@ -43,9 +66,15 @@ type RateLimit struct {
 // Options configure a Server. Only internal/wire fills them from
 // configuration.
 type Options struct {
-	// MaxBodyBytes is http.max_body_bytes: the largest request body; a
-	// larger one answers 413 payload_too_large. Must be positive.
+	// MaxBodyBytes is http.max_body_bytes: the largest request body of any
+	// operation and the limit of the default body class; a larger one
+	// answers 413 payload_too_large. Must be positive.
 	MaxBodyBytes int64
+	// BodyLimits are the limits of the other body classes a route may
+	// declare: BodyClassPublicAuth from http.max_body_bytes_public_auth.
+	// Each must be positive; a limit above MaxBodyBytes has no effect,
+	// because MaxBodyBytes is checked first for every request.
+	BodyLimits map[BodyClass]int64
 	// RateLimits are the limits of each class a route may declare:
 	// RateClassPublicAuth from ratelimit.public_auth.per_minute and
 	// ratelimit.public_auth.burst.
@@ -54,6 +83,10 @@ type Options struct {
 	// every handler runs with, so no request holds a database connection or
 	// a lock for longer. Must be positive.
 	RequestTimeout time.Duration
+	// UnavailableRetryAfter is http.unavailable_retry_after: the
+	// Retry-After of a 503 unavailable answer, in whole seconds (rounded
+	// up). Must be positive.
+	UnavailableRetryAfter time.Duration
 }
 
 // Authenticator turns a bearer token into a principal. identity's
@@ -83,8 +116,13 @@ type Deps struct {
 	// Idempotency runs requests with an Idempotency-Key
 	// (idempotencypg.Store).
 	Idempotency idempotency.Store
-	// Meter makes the HTTP server metrics (metrics.go); nil records none,
-	// for tests that do not look at metrics.
+	// Unavailable tells whether an error that is no *errs.Error means the
+	// database cannot be reached right now (pg.IsUnavailable); such an
+	// error answers 503 unavailable with Retry-After instead of 500
+	// internal. Optional: nil treats every such error as a fault.
+	Unavailable func(error) bool
+	// Meter provides the HTTP server metrics (metrics.go) and the counter
+	// bothy.http.unavailable. Optional: nil means no metrics.
 	Meter metric.MeterProvider
 }
 
@@ -104,20 +142,30 @@ type Route struct {
 	// CORS makes the route answer Access-Control-Allow-Origin: * and
 	// preflight requests (public discovery endpoints only).
 	CORS bool
+	// BodyClass is the body limit class, or "" for the default
+	// (Options.MaxBodyBytes). The class must have a limit in
+	// Options.BodyLimits.
+	BodyClass BodyClass
 }
 
 // Server is the HTTP handler of the api role. Register every route with
 // Handle (or Declare and HandleFunc) before it serves; it is safe for
 // concurrent use afterwards.
 type Server struct {
-	maxBody  int64
-	timeout  time.Duration
-	log      *slog.Logger
-	auth     Authenticator
-	idem     idempotency.Store
-	mux      *http.ServeMux
-	limiters map[RateClass]*limiter
-	declared map[string]Route
+	maxBody int64
+	bodies  map[BodyClass]int64
+	timeout time.Duration
+	// retryAfter is the Retry-After value of unavailable answers;
+	// unavailable classifies outages; outages counts them.
+	retryAfter  string
+	unavailable func(error) bool
+	outages     metric.Int64Counter
+	log         *slog.Logger
+	auth        Authenticator
+	idem        idempotency.Store
+	mux         *http.ServeMux
+	limiters    map[RateClass]*limiter
+	declared    map[string]Route
 	// preflight holds the methods of each CORS pattern, for preflight
 	// answers; fallbacks the normalised patterns that have a 404 fallback.
 	preflight map[string]*corsPattern
@@ -137,22 +185,46 @@ func New(o Options, d Deps) (*Server, error) {
 	if o.RequestTimeout <= 0 {
 		return nil, errors.New("httpserver: http.request_timeout must be positive")
 	}
+	if o.UnavailableRetryAfter <= 0 {
+		return nil, errors.New("httpserver: http.unavailable_retry_after must be positive")
+	}
+	if d.Meter == nil {
+		d.Meter = noop.NewMeterProvider()
+	}
+	outages, err := d.Meter.Meter(meterName).Int64Counter(MetricUnavailable, metric.WithUnit("{request}"),
+		metric.WithDescription("API requests answered 503 unavailable because the database could not be reached."))
+	if err != nil {
+		return nil, fmt.Errorf("httpserver: %w", err)
+	}
+	// Exposed from the start with 0, so a scrape of a healthy server shows
+	// the series an alert or a dashboard reads.
+	outages.Add(context.Background(), 0)
 	metrics, err := newServerMetrics(d.Meter)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		metrics:   metrics,
-		maxBody:   o.MaxBodyBytes,
-		timeout:   o.RequestTimeout,
-		log:       d.Log,
-		auth:      d.Authenticator,
-		idem:      d.Idempotency,
-		mux:       http.NewServeMux(),
-		limiters:  map[RateClass]*limiter{},
-		declared:  map[string]Route{},
-		preflight: map[string]*corsPattern{},
-		fallbacks: map[string]bool{},
+		metrics:     metrics,
+		maxBody:     o.MaxBodyBytes,
+		bodies:      map[BodyClass]int64{},
+		retryAfter:  strconv.FormatInt(int64((o.UnavailableRetryAfter+time.Second-1)/time.Second), 10),
+		unavailable: d.Unavailable,
+		outages:     outages,
+		timeout:     o.RequestTimeout,
+		log:         d.Log,
+		auth:        d.Authenticator,
+		idem:        d.Idempotency,
+		mux:         http.NewServeMux(),
+		limiters:    map[RateClass]*limiter{},
+		declared:    map[string]Route{},
+		preflight:   map[string]*corsPattern{},
+		fallbacks:   map[string]bool{},
+	}
+	for class, n := range o.BodyLimits {
+		if n <= 0 {
+			return nil, fmt.Errorf("httpserver: body class %s needs a positive limit", class)
+		}
+		s.bodies[class] = n
 	}
 	for class, rl := range o.RateLimits {
 		if rl.PerMinute <= 0 || rl.Burst <= 0 {
@@ -175,6 +247,9 @@ func (s *Server) Handle(rt Route, h http.Handler) {
 	}
 	if rt.RateClass != "" && s.limiters[rt.RateClass] == nil {
 		panic("httpserver: route " + rt.Operation + " declares a rate class without limits")
+	}
+	if _, ok := s.bodies[rt.BodyClass]; rt.BodyClass != "" && !ok {
+		panic("httpserver: route " + rt.Operation + " declares a body class without a limit")
 	}
 	s.mux.Handle(rt.Method+" "+rt.Pattern, s.routeHandler(rt, h))
 	s.addFallback(rt.Pattern)
@@ -223,6 +298,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(ctx, sw, problemFor(errs.CodePayloadTooLarge, "", nil))
 		return
 	}
+	if !identityCoding(r.Header.Values("Content-Encoding")) {
+		// The server decodes no content coding; taking a gzip body as
+		// plain JSON would judge bytes the client never meant (RFC 9110
+		// 15.5.16: 415 with the codings that are accepted).
+		sw.Header().Set("Accept-Encoding", "identity")
+		writeProblem(ctx, sw, problemFor(errs.CodeUnsupportedMediaType, "", nil))
+		return
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	}
@@ -237,6 +320,15 @@ func (s *Server) routeHandler(rt Route, h http.Handler) http.Handler {
 		}
 		if rt.CORS {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		if limit, ok := s.bodies[rt.BodyClass]; ok && limit < s.maxBody {
+			if r.ContentLength > limit {
+				writeProblem(r.Context(), w, problemFor(errs.CodePayloadTooLarge, "", nil))
+				return
+			}
+			if r.Body != nil {
+				r.Body = http.MaxBytesReader(w, r.Body, limit)
+			}
 		}
 		if !s.allow(w, r, rt.RateClass) {
 			return
@@ -278,6 +370,19 @@ var wildcard = regexp.MustCompile(`\{([^}.$]*)((?:\.\.\.)?)\}`)
 
 func notFound(w http.ResponseWriter, r *http.Request) {
 	writeProblem(r.Context(), w, problemFor(errs.CodeNotFound, "", nil))
+}
+
+// identityCoding reports whether the Content-Encoding header values name
+// no coding or only identity (case-insensitive, comma-separated lists).
+func identityCoding(values []string) bool {
+	for _, v := range values {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func unsafeMethod(m string) bool {

@@ -39,7 +39,10 @@ var Start = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 func Options() httpserver.Options {
 	return httpserver.Options{
 		MaxBodyBytes:   4096,
+		BodyLimits:     map[httpserver.BodyClass]int64{httpserver.BodyClassPublicAuth: 1024},
 		RequestTimeout: 30 * time.Second,
+		// UnavailableRetryAfter rounds up to 3 seconds.
+		UnavailableRetryAfter: 2500 * time.Millisecond,
 		RateLimits: map[httpserver.RateClass]httpserver.RateLimit{
 			httpserver.RateClassPublicAuth: {PerMinute: 60, Burst: 3},
 		},
@@ -83,6 +86,7 @@ func New(t testing.TB, db *pgtest.DB, o httpserver.Options) *Env {
 		Clock:         clk,
 		Authenticator: auth,
 		Idempotency:   store,
+		Unavailable:   pg.IsUnavailable,
 		Meter:         metrics.Provider,
 	})
 	require.NoError(t, err)

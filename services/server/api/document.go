@@ -1,0 +1,168 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"bothy/server/internal/kernel/errs"
+)
+
+// checkDocument checks that body is exactly one I-JSON document (RFC 7493)
+// whose strings PostgreSQL can store, before the schema is looked at:
+//
+//   - valid UTF-8 and nothing but white space after the first value
+//     (trailing data or a second document is a client mistake, not a
+//     value to ignore);
+//   - no member name twice in one object (parsers disagree on which one
+//     wins, so a duplicate could pass validation with one value and reach
+//     the handler with the other);
+//   - no NUL character (U+0000) and no unpaired surrogate escape in any
+//     string or member name: PostgreSQL stores neither in text or jsonb.
+//
+// It returns one item per defect with the JSON pointer of the member or
+// string (the empty pointer for the whole body); a body that is not JSON
+// at all gives one invalid_json item, which the schema validation reports
+// as well. It never fails otherwise and never keeps the body.
+func checkDocument(body []byte) []errs.FieldError {
+	if !utf8.Valid(body) {
+		return []errs.FieldError{field("", codeInvalidJSON)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type frame struct {
+		pointer string
+		object  bool
+		wantKey bool
+		key     string
+		index   int
+		keys    map[string]bool
+	}
+	var (
+		stack []*frame
+		out   []errs.FieldError
+		done  bool
+	)
+	// valuePointer is the pointer of the value that the next token starts.
+	valuePointer := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		top := stack[len(stack)-1]
+		if top.object {
+			return top.pointer + "/" + escapeToken(top.key)
+		}
+		return top.pointer + "/" + strconv.Itoa(top.index)
+	}
+	// advance moves past one value of the innermost container.
+	advance := func() {
+		if len(stack) == 0 {
+			done = true
+			return
+		}
+		top := stack[len(stack)-1]
+		if top.object {
+			top.wantKey = true
+		} else {
+			top.index++
+		}
+	}
+	for !done {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			// Not JSON (or cut short): the schema validation reports it too.
+			return append(out, field("", codeInvalidJSON))
+		}
+		raw := body[start:dec.InputOffset()]
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				stack = append(stack, &frame{pointer: valuePointer(), object: d == '{', wantKey: d == '{', keys: map[string]bool{}})
+			default:
+				stack = stack[:len(stack)-1]
+				advance()
+			}
+			continue
+		}
+		if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].wantKey {
+			top := stack[len(stack)-1]
+			key, _ := tok.(string)
+			top.key, top.wantKey = key, false
+			pointer := top.pointer + "/" + escapeToken(key)
+			if top.keys[key] {
+				out = append(out, field(pointer, codeDuplicateMember))
+			}
+			top.keys[key] = true
+			if unstorable(key, raw) {
+				out = append(out, field(pointer, codeInvalidCharacter))
+			}
+			continue
+		}
+		if s, ok := tok.(string); ok && unstorable(s, raw) {
+			out = append(out, field(valuePointer(), codeInvalidCharacter))
+		}
+		advance()
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		out = append(out, field("", codeTrailingData))
+	}
+	return out
+}
+
+// unstorable reports whether the decoded string s (raw is its JSON text,
+// possibly with the separators before it) holds a NUL character or an
+// unpaired surrogate escape, which the decoder turned into U+FFFD.
+func unstorable(s string, raw []byte) bool {
+	if strings.IndexByte(s, 0) >= 0 {
+		return true
+	}
+	return loneSurrogate(raw)
+}
+
+// loneSurrogate reports whether the JSON text raw contains a \u escape of a
+// surrogate that is not part of a high-low pair.
+func loneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // a two-character escape such as \\ or \"
+			continue
+		}
+		r, ok := hex4(raw, i+2)
+		if !ok {
+			return false // not JSON; the decoder already refused it
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+12 > len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
+				return true
+			}
+			low, ok := hex4(raw, i+8)
+			if !ok || low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+// hex4 decodes the four hex digits of raw at i.
+func hex4(raw []byte, i int) (rune, bool) {
+	if i+4 > len(raw) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 32)
+	return rune(n), err == nil
+}

@@ -1,0 +1,63 @@
+package pg_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/pg/pgtest"
+)
+
+// TestIsUnavailableKnowsAnOutageFromAFault separates the errors of a
+// database that cannot be reached right now (503 unavailable) from faults
+// of the statement or the code (500 internal).
+func TestIsUnavailableKnowsAnOutageFromAFault(t *testing.T) {
+	t.Parallel()
+	for _, code := range []string{"08000", "08003", "08006", "08001", "08004", "57P01", "57P02", "57P03", "53300", "25006"} {
+		require.True(t, pg.IsUnavailable(fmt.Errorf("query: %w", &pgconn.PgError{Code: code})), code)
+	}
+	for _, code := range []string{"23505", "22021", "40001", "40P01", "42P01", "57014"} {
+		require.False(t, pg.IsUnavailable(&pgconn.PgError{Code: code}), code)
+	}
+	require.True(t, pg.IsUnavailable(fmt.Errorf("read: %w", &net.OpError{Op: "read", Err: errors.New("connection reset by peer")})))
+	require.True(t, pg.IsUnavailable(fmt.Errorf("read: %w", io.ErrUnexpectedEOF)))
+	require.False(t, pg.IsUnavailable(errs.NotFound()))
+	require.False(t, pg.IsUnavailable(context.Canceled))
+	require.False(t, pg.IsUnavailable(nil))
+}
+
+// TestIsUnavailableOnRealOutages provokes the outages on a real server:
+// a refused connection and an administrator shutdown of the session.
+func TestIsUnavailableOnRealOutages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	_, err = pgx.Connect(ctx, "postgres://bothy_app@"+addr+"/bothy?connect_timeout=5")
+	require.Error(t, err)
+	require.True(t, pg.IsUnavailable(err), "connection refused: %T", err)
+
+	db := pgtest.New(t)
+	conn, err := pgx.Connect(ctx, db.AppURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+	// A role may end its own sessions: this one is ended as by an
+	// administrator (57P01), mid-statement.
+	_, err = conn.Exec(ctx, "SELECT pg_terminate_backend(pg_backend_pid())")
+	require.Error(t, err)
+	require.True(t, pg.IsUnavailable(err), "administrator shutdown: %v", err)
+	_, err = conn.Exec(ctx, "SELECT 1")
+	require.Error(t, err)
+	require.True(t, pg.IsUnavailable(err), "the closed connection afterwards: %T %v", err, err)
+}
