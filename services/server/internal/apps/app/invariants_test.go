@@ -263,7 +263,7 @@ func TestRoundSurvivesASubscriptionDeletedMidRound(t *testing.T) {
 		store.DeliveryStore = s
 		return store
 	}})
-	other := b.create(t, ids.Zero, nil, false).Subscription.ID
+	other := b.create(t, ids.Zero, nil, false).ID
 	store.del = func() {
 		_, err := b.db.App.Exec(bg, `DELETE FROM webhook_subscriptions WHERE id = $1`, other)
 		require.NoError(t, err)
