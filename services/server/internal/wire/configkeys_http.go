@@ -24,6 +24,8 @@ func httpConfigKeys() []config.Key {
 			Doc: "Largest request body the API reads; a larger one is answered with 413 payload_too_large."},
 		{Name: "http.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
 			Doc: "Time in-flight requests get to finish after SIGTERM before the listeners close them."},
+		{Name: "http.drain_delay", Kind: config.KindDuration, Default: "5s", Min: "0s", Max: "10m", Chapter: chapter02,
+			Doc: "Time the API listener keeps serving after SIGTERM while /readyz already answers 503, so a load balancer takes the process out before it stops accepting; roles api and all."},
 		{Name: "http.cursor_key_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/http_cursor_key", Chapter: chapter06,
 			Doc: "Reference to the key that authenticates pagination cursors (docs/spec/06-api.md section 6)."},
 		{Name: "idempotency.key_ttl", Kind: config.KindDuration, Default: "24h", Min: "1m", Max: "30d", Chapter: chapter06,
@@ -47,6 +49,8 @@ type HTTPConfig struct {
 	MaxBodyBytes int64 `config:"http.max_body_bytes"`
 	// ShutdownTimeout is http.shutdown_timeout.
 	ShutdownTimeout time.Duration `config:"http.shutdown_timeout"`
+	// DrainDelay is http.drain_delay.
+	DrainDelay time.Duration `config:"http.drain_delay"`
 	// RequestTimeout is http.request_timeout.
 	RequestTimeout time.Duration `config:"http.request_timeout"`
 	// ReadinessTimeout is http.readiness_timeout.

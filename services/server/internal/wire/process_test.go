@@ -27,19 +27,28 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // generated secrets in a temporary folder, exactly as `bothy serve` does.
 func newProcess(t *testing.T, role wire.Role) *wire.Process {
 	t.Helper()
+	p, err := wire.NewProcess(context.Background(), testConfig(t, nil), role, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	return p
+}
+
+// testConfig loads the configuration of a process over a fresh test
+// database with generated secrets in a temporary folder; dbURL rewrites the
+// database URL (nil keeps it) and env adds BOTHY_ variables.
+func testConfig(t *testing.T, dbURL func(string) string, env ...string) *wire.Config {
+	t.Helper()
 	db := pgtest.New(t)
 	dir := filepath.Join(t.TempDir(), "secrets")
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	_, err := stack.Init(dir, nil)
 	require.NoError(t, err)
-	cfg, err := wire.Load("", []string{
-		"BOTHY_DATABASE_URL=" + db.AppURL,
-		"BOTHY_SECRETS_DIR=" + dir,
-	})
+	u := db.AppURL
+	if dbURL != nil {
+		u = dbURL(u)
+	}
+	cfg, err := wire.Load("", append([]string{"BOTHY_DATABASE_URL=" + u, "BOTHY_SECRETS_DIR=" + dir}, env...))
 	require.NoError(t, err)
-	p, err := wire.NewProcess(context.Background(), cfg, role, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
-	return p
+	return cfg
 }
 
 func TestProcessServesReadinessAndTheAPI(t *testing.T) {
