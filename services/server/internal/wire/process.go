@@ -170,6 +170,9 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 	if err := p.jobs.RegisterPeriodic(cfg.Jobs.MaintenanceInterval, partitionMaintenance{}); err != nil {
 		return nil, err
 	}
+	if err := p.registerRetention(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -239,7 +242,7 @@ func (p *Process) buildSync() error {
 }
 
 func (p *Process) buildHTTP(ctx context.Context) error {
-	store, err := idempotencypg.New(p.pool, p.uow, p.clock, idempotencypg.Options{KeyTTL: p.cfg.HTTP.IdempotencyKeyTTL})
+	store, err := idempotencypg.New(p.pool, p.uow, p.clock, idempotencypg.Options{KeyTTL: p.cfg.HTTP.IdempotencyKeyTTL, PurgeBatchSize: p.cfg.Retention.BatchSize})
 	if err != nil {
 		return err
 	}

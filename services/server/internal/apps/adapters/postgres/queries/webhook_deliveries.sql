@@ -128,3 +128,15 @@ WITH delivery AS (
     RETURNING s.id
 )
 SELECT count(*)::int AS recorded FROM delivery;
+
+-- name: WebhookDeliveryDeleteFinished :execrows
+-- One retention batch: up to @batch finished deliveries (never a pending
+-- one) that finished before @before, oldest first. Rows another
+-- transaction holds (a redelivery) are skipped, so a batch never waits.
+DELETE FROM webhook_deliveries
+WHERE id IN (
+    SELECT d.id FROM webhook_deliveries d
+    WHERE d.status <> 'pending' AND d.updated_at < @before
+    ORDER BY d.updated_at
+    LIMIT @batch
+    FOR UPDATE SKIP LOCKED);
