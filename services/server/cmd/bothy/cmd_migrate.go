@@ -13,6 +13,10 @@ import (
 	"bothy/server/internal/wire"
 )
 
+var migrateSpec = spec{name: "migrate", args: "[flags]",
+	summary: "apply the migrations; with --bootstrap first create the roles and the database",
+	example: "bothy migrate --bootstrap --admin-url-file /etc/bothy/admin_url --config /etc/bothy/config.yaml"}
+
 // runMigrate is `bothy migrate [--bootstrap --admin-url-file FILE]`.
 //
 // With --bootstrap it first creates or updates the roles bothy_owner and
@@ -20,11 +24,11 @@ import (
 // FILE (a file, so the superuser password never shows in the process list).
 // Then it applies River's schema and the embedded migrations as the owner.
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", stderr)
+	fs := newFlags(migrateSpec, stdout)
 	path := configFlag(fs)
 	bootstrap := fs.Bool("bootstrap", false, "create the roles and the database first (needs --admin-url-file)")
 	adminFile := fs.String("admin-url-file", "", "`file` holding a PostgreSQL URL of a superuser or a role with CREATEROLE and CREATEDB")
-	if help, err := parseFlags(fs, args); help || err != nil {
+	if help, err := fs.parse(args); help || err != nil {
 		return err
 	}
 	cfg, err := loadConfig(*path)
@@ -37,7 +41,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if *bootstrap {
 		if *adminFile == "" {
-			return fmt.Errorf("%w: --bootstrap needs --admin-url-file", errUsage)
+			return usagef(migrateSpec.name, "--bootstrap needs --admin-url-file")
 		}
 		raw, err := os.ReadFile(*adminFile)
 		if err != nil {

@@ -25,7 +25,18 @@ import (
 	"bothy/server/internal/wire"
 )
 
-const ownerUsage = "want create --email ADDRESS [--name NAME] [--config FILE]"
+// The specs of `bothy owner` and `bothy owner create`.
+var (
+	ownerCreateSpec = spec{name: "owner create", args: "--email ADDRESS [flags]",
+		summary: "create a person with the role owner; the password comes from stdin, or is generated on a terminal",
+		example: "bothy owner create --email robin@example.com --config /etc/bothy/config.yaml"}
+	ownerGroup = group{
+		spec: spec{name: "owner", args: "COMMAND [flags]",
+			summary: "create an owner of the instance",
+			example: "bothy owner create --email robin@example.com"},
+		subs: []spec{ownerCreateSpec},
+	}
+)
 
 // runOwner is `bothy owner create --email robin@example.com`: it creates a
 // person with the role owner, the way the first owner of an installation
@@ -45,18 +56,19 @@ func stdinIsTerminal() bool {
 
 // ownerCommand is runOwner with its inputs passed in, for tests.
 func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, terminal bool, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("%w: %s", errUsage, ownerUsage)
+	_, rest, done, err := ownerGroup.pick(args, stdout)
+	if done || err != nil {
+		return err
 	}
-	fs := newFlagSet("owner create", stderr)
+	fs := newFlags(ownerCreateSpec, stdout)
 	path := configFlag(fs)
 	email := fs.String("email", "", "email `address` of the new owner (required)")
 	name := fs.String("name", "", "display `name` (default: the part of the address before @)")
-	if help, err := parseFlags(fs, args[1:]); help || err != nil {
+	if help, err := fs.parse(rest); help || err != nil {
 		return err
 	}
 	if *email == "" {
-		return fmt.Errorf("%w: --email is required; %s", errUsage, ownerUsage)
+		return usagef(ownerCreateSpec.name, "--email is required")
 	}
 	if *name == "" {
 		*name, _, _ = strings.Cut(strings.TrimSpace(*email), "@")
