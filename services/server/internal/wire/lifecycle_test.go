@@ -124,16 +124,21 @@ type runBundle struct {
 // rewrites the database URL (nil keeps the test database's).
 func startProcess(t *testing.T, role wire.Role, dbURL func(string) string, env ...string) *runBundle {
 	t.Helper()
+	return startProcessWith(t, role, dbURL, wire.Deps{}, env...)
+}
+
+// startProcessWith is startProcess with more dependencies in deps (its Log
+// and After are the bundle's).
+func startProcessWith(t *testing.T, role wire.Role, dbURL func(string) string, deps wire.Deps, env ...string) *runBundle {
+	t.Helper()
 	b := &runBundle{timer: newFakeTimer(), logs: &lockedBuffer{}, operator: freeAddr(t), api: freeAddr(t), done: make(chan error, 1)}
 	cfg := testConfig(t, dbURL, append([]string{
 		"BOTHY_HTTP_LISTEN_ADDRESS=" + b.api,
 		"BOTHY_HTTP_OPERATOR_LISTEN_ADDRESS=" + b.operator,
 	}, env...)...)
 	var err error
-	b.proc, err = wire.NewProcess(context.Background(), cfg, role, wire.Deps{
-		Log:   slog.New(slog.NewTextHandler(b.logs, nil)),
-		After: b.timer.After,
-	})
+	deps.Log, deps.After = slog.New(slog.NewTextHandler(b.logs, nil)), b.timer.After
+	b.proc, err = wire.NewProcess(context.Background(), cfg, role, deps)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel

@@ -324,6 +324,7 @@ func (p *Process) Run(ctx context.Context) error {
 	runErr := p.start(ctx, &servers, failed)
 	if runErr == nil {
 		p.ready.clear()
+		go p.watchExtraCA(ctx)
 		select {
 		case <-ctx.Done():
 		case runErr = <-failed:
