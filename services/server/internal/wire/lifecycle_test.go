@@ -131,8 +131,18 @@ func startProcess(t *testing.T, role wire.Role, dbURL func(string) string, env .
 // and After are the bundle's).
 func startProcessWith(t *testing.T, role wire.Role, dbURL func(string) string, deps wire.Deps, env ...string) *runBundle {
 	t.Helper()
+	w := newWorld(t)
+	if dbURL != nil {
+		w.url = dbURL(w.url)
+	}
+	return startProcessIn(t, w, role, deps, env...)
+}
+
+// startProcessIn runs a process of role in the world w on free ports.
+func startProcessIn(t *testing.T, w world, role wire.Role, deps wire.Deps, env ...string) *runBundle {
+	t.Helper()
 	b := &runBundle{timer: newFakeTimer(), logs: &lockedBuffer{}, operator: freeAddr(t), api: freeAddr(t), done: make(chan error, 1)}
-	cfg := testConfig(t, dbURL, append([]string{
+	cfg := w.config(t, append([]string{
 		"BOTHY_HTTP_LISTEN_ADDRESS=" + b.api,
 		"BOTHY_HTTP_OPERATOR_LISTEN_ADDRESS=" + b.operator,
 	}, env...)...)
@@ -252,6 +262,27 @@ func TestStartUpWaitsForTheDatabaseAndSaysWhy(t *testing.T) {
 	b.cancel()
 	require.NoError(t, <-b.done)
 	b.done <- nil // for the cleanup
+}
+
+// TestRolesStartedTogetherNeverFail starts api, worker and all at once on
+// one fresh database (issue 13 item 4): each becomes ready and stops
+// cleanly.
+func TestRolesStartedTogetherNeverFail(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var runs []*runBundle
+	for _, role := range []wire.Role{wire.RoleAPI, wire.RoleWorker, wire.RoleAll, wire.RoleWorker} {
+		runs = append(runs, startProcessIn(t, w, role, wire.Deps{}, "BOTHY_HTTP_DRAIN_DELAY=0s"))
+	}
+	for _, b := range runs {
+		waitReady(t, b.operator)
+		require.Zero(t, b.logs.count("level=ERROR"))
+	}
+	for _, b := range runs {
+		b.cancel()
+		require.NoError(t, <-b.done)
+		b.done <- nil // for the cleanup
+	}
 }
 
 func TestStartUpGivesUpAfterTheStartupWait(t *testing.T) {

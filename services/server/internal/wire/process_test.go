@@ -32,23 +32,39 @@ func newProcess(t *testing.T, role wire.Role) *wire.Process {
 	return p
 }
 
-// testConfig loads the configuration of a process over a fresh test
-// database with generated secrets in a temporary folder; dbURL rewrites the
-// database URL (nil keeps it) and env adds BOTHY_ variables.
-func testConfig(t *testing.T, dbURL func(string) string, env ...string) *wire.Config {
+// world is a fresh test database and a folder of generated secrets that
+// one or more processes share.
+type world struct{ url, dir string }
+
+func newWorld(t *testing.T) world {
 	t.Helper()
 	db := pgtest.New(t)
 	dir := filepath.Join(t.TempDir(), "secrets")
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	_, err := stack.Init(dir, nil)
 	require.NoError(t, err)
-	u := db.AppURL
-	if dbURL != nil {
-		u = dbURL(u)
-	}
-	cfg, err := wire.Load("", append([]string{"BOTHY_DATABASE_URL=" + u, "BOTHY_SECRETS_DIR=" + dir}, env...))
+	return world{url: db.AppURL, dir: dir}
+}
+
+// config loads the configuration of a process in w; env adds BOTHY_
+// variables.
+func (w world) config(t *testing.T, env ...string) *wire.Config {
+	t.Helper()
+	cfg, err := wire.Load("", append([]string{"BOTHY_DATABASE_URL=" + w.url, "BOTHY_SECRETS_DIR=" + w.dir}, env...))
 	require.NoError(t, err)
 	return cfg
+}
+
+// testConfig loads the configuration of a process over a fresh test
+// database with generated secrets in a temporary folder; dbURL rewrites the
+// database URL (nil keeps it) and env adds BOTHY_ variables.
+func testConfig(t *testing.T, dbURL func(string) string, env ...string) *wire.Config {
+	t.Helper()
+	w := newWorld(t)
+	if dbURL != nil {
+		w.url = dbURL(w.url)
+	}
+	return w.config(t, env...)
 }
 
 func TestProcessServesReadinessAndTheAPI(t *testing.T) {
