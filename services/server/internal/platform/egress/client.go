@@ -34,15 +34,15 @@ var defaultPorts = map[string]int{"https": 443, "http": 80}
 // concurrent use; build one per purpose with New and keep it for the life of
 // the process.
 type Client struct {
-	purpose   string
-	hosts     HostPolicy
-	private   hostlist.List
-	schemes   []string
-	timeout   time.Duration
-	maxBytes  int64
-	resolver  Resolver
-	logger    *slog.Logger
-	blocked   metric.Int64Counter
+	purpose  string
+	hosts    HostPolicy
+	private  hostlist.List
+	schemes  []string
+	timeout  time.Duration
+	maxBytes int64
+	resolver Resolver
+	logger   *slog.Logger
+	blocked  metric.Int64Counter
 	// conns holds the transport and its client; SetRootCAs swaps both at
 	// once (roots.go), so a request uses one consistent pair.
 	conns atomic.Pointer[conns]
