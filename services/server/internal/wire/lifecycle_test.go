@@ -302,7 +302,7 @@ func TestRolesStartedTogetherNeverFail(t *testing.T) {
 	for _, b := range runs {
 		b.cancel()
 		require.NoError(t, b.wait())
-		}
+	}
 }
 
 func TestStartUpGivesUpAfterTheStartupWait(t *testing.T) {
