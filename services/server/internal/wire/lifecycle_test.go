@@ -68,10 +68,14 @@ func freeAddr(t *testing.T) string {
 
 // gate is a real TCP forwarder in front of PostgreSQL: while closed it
 // accepts and drops every connection, as a database that is down or
-// restarting does; once opened it forwards to the database.
+// restarting does; once opened it forwards to the database. cut closes it
+// again and breaks every forwarded connection, as a restart of PostgreSQL
+// does.
 type gate struct {
 	addr string
 	open atomic.Bool
+	mu   sync.Mutex
+	live map[net.Conn]bool
 }
 
 func newGate(t *testing.T, target string) *gate {
@@ -79,7 +83,7 @@ func newGate(t *testing.T, target string) *gate {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
-	g := &gate{addr: l.Addr().String()}
+	g := &gate{addr: l.Addr().String(), live: map[net.Conn]bool{}}
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -90,14 +94,32 @@ func newGate(t *testing.T, target string) *gate {
 				_ = c.Close()
 				continue
 			}
-			go forward(c, target)
+			g.mu.Lock()
+			g.live[c] = true
+			g.mu.Unlock()
+			go g.forward(c, target)
 		}
 	}()
 	return g
 }
 
-func forward(c net.Conn, target string) {
-	defer func() { _ = c.Close() }()
+// cut closes the gate and breaks every forwarded connection.
+func (g *gate) cut() {
+	g.open.Store(false)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for c := range g.live {
+		_ = c.Close()
+	}
+}
+
+func (g *gate) forward(c net.Conn, target string) {
+	defer func() {
+		_ = c.Close()
+		g.mu.Lock()
+		delete(g.live, c)
+		g.mu.Unlock()
+	}()
 	up, err := net.Dial("tcp", target)
 	if err != nil {
 		return
@@ -303,6 +325,37 @@ func TestRolesStartedTogetherNeverFail(t *testing.T) {
 		b.cancel()
 		require.NoError(t, b.wait())
 	}
+}
+
+// TestARunningRoleSurvivesLosingTheDatabase: PostgreSQL goes away under a
+// running worker (every connection broken, new ones refused); the role
+// keeps running, /readyz says "database unavailable", and it is ready again
+// once the database is back.
+func TestARunningRoleSurvivesLosingTheDatabase(t *testing.T) {
+	t.Parallel()
+	var g *gate
+	b := startProcess(t, wire.RoleWorker, func(app string) string {
+		u, err := url.Parse(app)
+		require.NoError(t, err)
+		g = newGate(t, u.Host)
+		g.open.Store(true)
+		u.Host = g.addr
+		return u.String()
+	})
+	waitReady(t, b.operator)
+
+	g.cut()
+	require.Eventually(t, func() bool {
+		code, body := get(t, b.operator, "/readyz")
+		return code == http.StatusServiceUnavailable && body == "database unavailable\n"
+	}, 30*time.Second, 10*time.Millisecond, "/readyz names the lost database")
+	require.False(t, b.returned(), "the role keeps running")
+
+	g.open.Store(true)
+	waitReady(t, b.operator)
+	require.False(t, b.returned())
+	b.cancel()
+	require.NoError(t, b.wait())
 }
 
 func TestStartUpGivesUpAfterTheStartupWait(t *testing.T) {
