@@ -103,6 +103,19 @@ func newGate(t *testing.T, target string) *gate {
 	return g
 }
 
+// behindGate returns a rewrite of the database URL through a new gate,
+// stored in *g, open or closed at first.
+func behindGate(t *testing.T, g **gate, open bool) func(string) string {
+	return func(app string) string {
+		u, err := url.Parse(app)
+		require.NoError(t, err)
+		*g = newGate(t, u.Host)
+		(*g).open.Store(open)
+		u.Host = (*g).addr
+		return u.String()
+	}
+}
+
 // cut closes the gate and breaks every forwarded connection.
 func (g *gate) cut() {
 	g.open.Store(false)
@@ -278,13 +291,7 @@ func TestSIGTERMAnswersNotReadyAtOnceAndServesThroughTheDrainDelay(t *testing.T)
 func TestStartUpWaitsForTheDatabaseAndSaysWhy(t *testing.T) {
 	t.Parallel()
 	var g *gate
-	b := startProcess(t, wire.RoleWorker, func(app string) string {
-		u, err := url.Parse(app)
-		require.NoError(t, err)
-		g = newGate(t, u.Host)
-		u.Host = g.addr
-		return u.String()
-	}, "BOTHY_DATABASE_STARTUP_BACKOFF_INITIAL=500ms", "BOTHY_DATABASE_STARTUP_BACKOFF_MAX=800ms")
+	b := startProcess(t, wire.RoleWorker, behindGate(t, &g, false), "BOTHY_DATABASE_STARTUP_BACKOFF_INITIAL=500ms", "BOTHY_DATABASE_STARTUP_BACKOFF_MAX=800ms")
 
 	require.Equal(t, 500*time.Millisecond, <-b.timer.asked, "the first wait is database.startup_backoff_initial")
 	code, body := readyzOf(b.proc)
@@ -334,14 +341,7 @@ func TestRolesStartedTogetherNeverFail(t *testing.T) {
 func TestARunningRoleSurvivesLosingTheDatabase(t *testing.T) {
 	t.Parallel()
 	var g *gate
-	b := startProcess(t, wire.RoleWorker, func(app string) string {
-		u, err := url.Parse(app)
-		require.NoError(t, err)
-		g = newGate(t, u.Host)
-		g.open.Store(true)
-		u.Host = g.addr
-		return u.String()
-	})
+	b := startProcess(t, wire.RoleWorker, behindGate(t, &g, true))
 	waitReady(t, b.operator)
 
 	g.cut()
@@ -360,12 +360,8 @@ func TestARunningRoleSurvivesLosingTheDatabase(t *testing.T) {
 
 func TestStartUpGivesUpAfterTheStartupWait(t *testing.T) {
 	t.Parallel()
-	b := startProcess(t, wire.RoleWorker, func(app string) string {
-		u, err := url.Parse(app)
-		require.NoError(t, err)
-		u.Host = newGate(t, u.Host).addr // never opens
-		return u.String()
-	}, "BOTHY_DATABASE_STARTUP_WAIT=1s", "BOTHY_DATABASE_STARTUP_BACKOFF_INITIAL=600ms")
+	var g *gate // never opens
+	b := startProcess(t, wire.RoleWorker, behindGate(t, &g, false), "BOTHY_DATABASE_STARTUP_WAIT=1s", "BOTHY_DATABASE_STARTUP_BACKOFF_INITIAL=600ms")
 	require.Equal(t, 600*time.Millisecond, <-b.timer.asked)
 	b.timer.fire <- time.Now()
 	err := b.wait()
