@@ -140,11 +140,13 @@ func (p *Process) serve(ctx context.Context, s *http.Server, failed chan<- error
 // drain stops the process after SIGTERM (issue 13 item 6): /readyz answers
 // 503 "draining" at once; the consumers and the job runtime, whose contexts
 // ended with ctx, stop fetching and finish in-flight work within
-// jobs.shutdown_timeout meanwhile; the listeners keep serving for
+// jobs.shutdown_timeout meanwhile; the API listener keeps serving for
 // http.drain_delay when the role serves the API (so a load balancer takes
-// the process out before it stops accepting), then stop accepting and give
-// in-flight requests http.shutdown_timeout. skipDelay is set when the stop
-// comes from a failed listener, which has nothing left to drain.
+// the process out before it stops accepting), then stops accepting and
+// gives in-flight requests http.shutdown_timeout. The operator listener
+// (servers[0]) closes last, once the jobs have stopped, so /metrics and
+// /readyz stay readable for the whole drain. skipDelay is set when the stop
+// comes from a failed start or listener, which leaves nothing to drain.
 func (p *Process) drain(ctx context.Context, servers []*http.Server, skipDelay bool) error {
 	p.ready.set(notReadyDraining)
 	stopped := make(chan error, 1)
@@ -159,10 +161,15 @@ func (p *Process) drain(ctx context.Context, servers []*http.Server, skipDelay b
 		<-p.after(p.cfg.HTTP.DrainDelay)
 	}
 	p.log.Info("stopping")
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.HTTP.ShutdownTimeout)
-	defer cancel()
-	for _, s := range servers {
-		_ = s.Shutdown(stopCtx)
+	shutdown := func(ss []*http.Server) {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.HTTP.ShutdownTimeout)
+		defer cancel()
+		for _, s := range ss {
+			_ = s.Shutdown(stopCtx)
+		}
 	}
-	return <-stopped
+	shutdown(servers[1:])
+	err := <-stopped
+	shutdown(servers[:1])
+	return err
 }

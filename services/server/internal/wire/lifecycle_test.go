@@ -193,15 +193,31 @@ func startProcessWith(t *testing.T, role wire.Role, dbURL func(string) string, d
 // startProcessIn runs a process of role in the world w on free ports.
 func startProcessIn(t *testing.T, w world, role wire.Role, deps wire.Deps, env ...string) *runBundle {
 	t.Helper()
+	b := newRunBundle(t, w, role, deps, env...)
+	b.start(t)
+	return b
+}
+
+// newRunBundle assembles a process of role in the world w on free ports,
+// with the fake timer, without running it.
+func newRunBundle(t *testing.T, w world, role wire.Role, deps wire.Deps, env ...string) *runBundle {
+	t.Helper()
 	b := &runBundle{timer: newFakeTimer(), logs: &lockedBuffer{}, operator: freeAddr(t), api: freeAddr(t), done: make(chan struct{})}
 	cfg := w.config(t, append([]string{
 		"BOTHY_HTTP_LISTEN_ADDRESS=" + b.api,
 		"BOTHY_HTTP_OPERATOR_LISTEN_ADDRESS=" + b.operator,
 	}, env...)...)
-	var err error
 	deps.Log, deps.After = slog.New(slog.NewTextHandler(b.logs, nil)), b.timer.After
+	var err error
 	b.proc, err = wire.NewProcess(context.Background(), cfg, role, deps)
 	require.NoError(t, err)
+	return b
+}
+
+// start runs the process in the background until the test cancels it or
+// ends.
+func (b *runBundle) start(t *testing.T) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	go func() {
@@ -226,7 +242,6 @@ func startProcessIn(t *testing.T, w world, role wire.Role, deps wire.Deps, env .
 			}
 		}
 	})
-	return b
 }
 
 // get fetches path from addr and returns the status and body.
@@ -254,6 +269,16 @@ func waitReady(t *testing.T, addr string) {
 		_ = res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	}, 30*time.Second, 10*time.Millisecond, "the process becomes ready")
+}
+
+// waitDraining polls /readyz on the listener at addr until it answers
+// "draining".
+func waitDraining(t *testing.T, addr string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		code, body := get(t, addr, "/readyz")
+		return code == http.StatusServiceUnavailable && body == "draining\n"
+	}, 30*time.Second, 10*time.Millisecond, "the process drains")
 }
 
 // readyzOf asks the process's own handler, which needs no listener.

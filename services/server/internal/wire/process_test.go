@@ -34,7 +34,10 @@ func newProcess(t *testing.T, role wire.Role) *wire.Process {
 
 // world is a fresh test database and a folder of generated secrets that
 // one or more processes share.
-type world struct{ url, dir string }
+type world struct {
+	url, dir string
+	db       *pgtest.DB
+}
 
 func newWorld(t *testing.T) world {
 	t.Helper()
@@ -43,7 +46,7 @@ func newWorld(t *testing.T) world {
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	_, err := stack.Init(dir, nil)
 	require.NoError(t, err)
-	return world{url: db.AppURL, dir: dir}
+	return world{url: db.AppURL, dir: dir, db: db}
 }
 
 // config loads the configuration of a process in w; env adds BOTHY_
