@@ -383,6 +383,17 @@ func TestARunningRoleSurvivesLosingTheDatabase(t *testing.T) {
 	require.NoError(t, b.wait())
 }
 
+// TestSIGTERMWhileWaitingForTheDatabaseIsAnOrderlyStop: a role stopped
+// while it still waits for PostgreSQL returns no error.
+func TestSIGTERMWhileWaitingForTheDatabaseIsAnOrderlyStop(t *testing.T) {
+	t.Parallel()
+	var g *gate // never opens
+	b := startProcess(t, wire.RoleAPI, behindGate(t, &g, false))
+	<-b.timer.asked
+	b.cancel()
+	require.NoError(t, b.wait())
+}
+
 func TestStartUpGivesUpAfterTheStartupWait(t *testing.T) {
 	t.Parallel()
 	var g *gate // never opens

@@ -92,9 +92,9 @@ type Deps struct {
 	// Resolver resolves webhook target hosts; nil means the system
 	// resolver (the demo passes a fixed one).
 	Resolver egress.Resolver
-	// After is the timer of the start-up backoff and of the drain delay
-	// (http.drain_delay); nil means time.After. Tests pass a fake to step
-	// through both without waiting.
+	// After is the timer of the start-up backoff, the drain delay
+	// (http.drain_delay) and the check of egress.extra_ca_file; nil means
+	// time.After. Tests pass a fake to step through them without waiting.
 	After func(time.Duration) <-chan time.Time
 }
 
@@ -322,15 +322,23 @@ func (p *Process) Run(ctx context.Context) error {
 		return err
 	}
 	runErr := p.start(ctx, &servers, failed)
-	if runErr == nil {
+	started := runErr == nil
+	switch {
+	case started:
 		p.ready.clear()
 		go p.watchExtraCA(ctx)
 		select {
 		case <-ctx.Done():
 		case runErr = <-failed:
 		}
+	case ctx.Err() != nil:
+		// SIGTERM while the role was still starting (for example waiting
+		// for the database) is an orderly stop, not a failure.
+		runErr = nil
 	}
-	if err := p.drain(ctx, servers, runErr != nil); err != nil && runErr == nil {
+	// A start that did not complete, or a failed listener, leaves nothing
+	// to drain for http.drain_delay.
+	if err := p.drain(ctx, servers, !started || runErr != nil); err != nil && runErr == nil {
 		runErr = err
 	}
 	return runErr
