@@ -18,10 +18,20 @@ help: ## List the targets.
 pg-install: ## Install the pinned PostgreSQL 18 binaries into the cache (once).
 	@tools/pg/install.sh >/dev/null
 
+# The version `make build` stamps into internal/platform/buildinfo
+# (`bothy version`): the nearest tag with the commits since, else the short
+# revision, with -dirty for uncommitted changes; the revision (for builds
+# the toolchain does not VCS-stamp); and the build time in UTC.
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO  := bothy/server/internal/platform/buildinfo
+LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).revision=$(REVISION) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
+
 .PHONY: build
-build: ## Build the bothy binary into bin/.
+build: ## Build the bothy binary into bin/, stamped with VERSION and BUILD_TIME.
 	@mkdir -p $(BIN)
-	cd $(SERVER) && $(GO) build -trimpath -o $(BIN)/bothy ./cmd/bothy
+	cd $(SERVER) && $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/bothy ./cmd/bothy
 
 .PHONY: run
 run: pg-install build ## Build, provision PostgreSQL 18, create secrets, migrate and serve role all on 127.0.0.1:8080.

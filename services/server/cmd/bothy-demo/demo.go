@@ -170,7 +170,7 @@ func runDemo(ctx context.Context, o demoOptions) (res outcome, err error) {
 		return res, err
 	}
 	defer func() {
-		if stopErr := proc.stop(cfg.HTTP.ShutdownTimeout + cfg.Jobs.ShutdownTimeout + stopMargin); err == nil {
+		if stopErr := proc.stop(cfg.HTTP.DrainDelay + cfg.HTTP.ShutdownTimeout + cfg.Jobs.ShutdownTimeout + stopMargin); err == nil {
 			err = stopErr
 		}
 	}()
@@ -204,7 +204,8 @@ func runDemo(ctx context.Context, o demoOptions) (res outcome, err error) {
 // host in webhook.allowed_hosts and, with allow_private, in
 // egress.allowed_hosts; its CA in egress.extra_ca_file; and two free
 // loopback ports for http.listen_address and
-// http.operator_listen_address, so the demo never collides with `make run`.
+// http.operator_listen_address, so the demo never collides with `make run`;
+// and no http.drain_delay, as no load balancer routes to it.
 // These come first in the environment, so they win over o.Environ and the
 // file.
 func demoConfig(o demoOptions, recv *receiver, caFile string) (*wire.Config, error) {
@@ -218,6 +219,8 @@ func demoConfig(o demoOptions, recv *receiver, caFile string) (*wire.Config, err
 		config.EnvName("egress.extra_ca_file") + "=" + caFile,
 		config.EnvName("http.listen_address") + "=" + addrs[0],
 		config.EnvName("http.operator_listen_address") + "=" + addrs[1],
+		// No load balancer routes to the demo's server: nothing to drain.
+		config.EnvName("http.drain_delay") + "=0s",
 	}
 	return wire.Load(o.ConfigFile, append(environ, o.Environ...))
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,58 +13,53 @@ import (
 // configFlag registers --config on fs. Its default is $BOTHY_CONFIG; empty
 // means no file: defaults plus BOTHY_ variables. Every command that loads
 // the configuration uses it.
-func configFlag(fs *flag.FlagSet) *string {
+func configFlag(fs *flags) *string {
 	return fs.String("config", os.Getenv(wire.ConfigEnv), "YAML configuration `file` (default $"+wire.ConfigEnv+"; none: defaults and BOTHY_* variables)")
 }
 
 // loadConfig loads the configuration at path with the process environment.
 func loadConfig(path string) (*wire.Config, error) { return wire.Load(path, os.Environ()) }
 
-// newFlagSet returns a flag set that reports to stderr and returns errors.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("bothy "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parseFlags parses args; help is not an error, a bad flag is a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return true, nil
-		}
-		return false, fmt.Errorf("%w: %v", errUsage, err)
+// The specs of `bothy config` and its subcommands.
+var (
+	configCheckSpec = spec{name: "config check", args: "[flags]",
+		summary: "validate the configuration and its cross checks; prints where the keys came from, never a value",
+		example: "bothy config check --config /etc/bothy/config.yaml"}
+	configReferenceSpec = spec{name: "config reference", args: "[flags]",
+		summary: "print the reference of every configuration key, or write it into a document",
+		example: "bothy config reference --write docs/operations/configuration.md"}
+	configSchemaSpec = spec{name: "config schema", args: "",
+		summary: "print the JSON Schema of the configuration file",
+		example: "bothy config schema > bothy-config.schema.json"}
+	configGroup = group{
+		spec: spec{name: "config", args: "COMMAND [flags]",
+			summary: "check the configuration, print its reference or its JSON Schema",
+			example: "bothy config check --config /etc/bothy/config.yaml"},
+		subs: []spec{configCheckSpec, configReferenceSpec, configSchemaSpec},
 	}
-	if fs.NArg() > 0 {
-		return false, fmt.Errorf("%w: unexpected argument after the flags", errUsage)
-	}
-	return false, nil
-}
-
-const configUsage = "want one of: check [--config FILE], reference [--write FILE], schema"
+)
 
 // runConfig is `bothy config check|reference|schema`.
-func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: %s", errUsage, configUsage)
+func runConfig(_ context.Context, args []string, stdout, _ io.Writer) error {
+	sub, rest, done, err := configGroup.pick(args, stdout)
+	if done || err != nil {
+		return err
 	}
-	switch args[0] {
+	switch sub {
 	case "check":
-		return runConfigCheck(args[1:], stdout, stderr)
+		return runConfigCheck(rest, stdout)
 	case "reference":
-		return runConfigReference(args[1:], stdout, stderr)
-	case "schema":
-		return runConfigSchema(args[1:], stdout, stderr)
+		return runConfigReference(rest, stdout)
 	}
-	return fmt.Errorf("%w: %s", errUsage, configUsage)
+	return runConfigSchema(rest, stdout)
 }
 
 // runConfigCheck loads the configuration, runs the cross checks and reports
 // how many keys came from where. It never prints a value.
-func runConfigCheck(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("config check", stderr)
+func runConfigCheck(args []string, stdout io.Writer) error {
+	fs := newFlags(configCheckSpec, stdout)
 	path := configFlag(fs)
-	if help, err := parseFlags(fs, args); help || err != nil {
+	if help, err := fs.parse(args); help || err != nil {
 		return err
 	}
 	cfg, err := loadConfig(*path)
@@ -89,10 +82,10 @@ func runConfigCheck(args []string, stdout, stderr io.Writer) error {
 
 // runConfigReference prints the reference tables, or with --write replaces
 // the generated part of a document (docs/operations/configuration.md).
-func runConfigReference(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("config reference", stderr)
+func runConfigReference(args []string, stdout io.Writer) error {
+	fs := newFlags(configReferenceSpec, stdout)
 	write := fs.String("write", "", "replace the generated section of this markdown `file` instead of printing")
-	if help, err := parseFlags(fs, args); help || err != nil {
+	if help, err := fs.parse(args); help || err != nil {
 		return err
 	}
 	md, err := wire.ConfigReference()
@@ -123,9 +116,9 @@ func runConfigReference(args []string, stdout, stderr io.Writer) error {
 }
 
 // runConfigSchema prints the JSON Schema of the configuration file.
-func runConfigSchema(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("config schema", stderr)
-	if help, err := parseFlags(fs, args); help || err != nil {
+func runConfigSchema(args []string, stdout io.Writer) error {
+	fs := newFlags(configSchemaSpec, stdout)
+	if help, err := fs.parse(args); help || err != nil {
 		return err
 	}
 	schema, err := wire.ConfigSchema()

@@ -16,7 +16,18 @@ import (
 	"bothy/server/internal/wire"
 )
 
-const keysUsage = "want rotate --purpose webhook_out|agent_token [--config FILE]"
+// The specs of `bothy keys` and `bothy keys rotate`.
+var (
+	keysRotateSpec = spec{name: "keys rotate", args: "--purpose PURPOSE [flags]",
+		summary: "run the next rotation step of the server signing keys of one purpose now",
+		example: "bothy keys rotate --purpose webhook_out --config /etc/bothy/config.yaml"}
+	keysGroup = group{
+		spec: spec{name: "keys", args: "COMMAND [flags]",
+			summary: "rotate the server signing keys of a purpose by hand",
+			example: "bothy keys rotate --purpose webhook_out"},
+		subs: []spec{keysRotateSpec},
+	}
+)
 
 // runKeys is `bothy keys rotate --purpose webhook_out`: it rotates the
 // server signing keys of one purpose by hand. The first call publishes a
@@ -29,19 +40,20 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // keysCommand is runKeys with the environment passed in, for tests.
-func keysCommand(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "rotate" {
-		return fmt.Errorf("%w: %s", errUsage, keysUsage)
+func keysCommand(ctx context.Context, args, environ []string, stdout, _ io.Writer) error {
+	_, rest, done, err := keysGroup.pick(args, stdout)
+	if done || err != nil {
+		return err
 	}
-	fs := newFlagSet("keys rotate", stderr)
+	fs := newFlags(keysRotateSpec, stdout)
 	path := configFlag(fs)
 	purpose := fs.String("purpose", "", "key `purpose`: webhook_out or agent_token (required)")
-	if help, err := parseFlags(fs, args[1:]); help || err != nil {
+	if help, err := fs.parse(rest); help || err != nil {
 		return err
 	}
 	p := instance.Purpose(*purpose)
 	if !p.Valid() {
-		return fmt.Errorf("%w: %s", errUsage, keysUsage)
+		return usagef(keysRotateSpec.name, "--purpose must be webhook_out or agent_token")
 	}
 	cfg, err := wire.Load(*path, environ)
 	if err != nil {

@@ -12,6 +12,10 @@ import (
 	"bothy/server/internal/wire"
 )
 
+var migrateSpec = spec{name: "migrate", args: "[flags]",
+	summary: "apply the migrations; with --bootstrap first create the roles and the database",
+	example: "bothy migrate --bootstrap --admin-url-file /etc/bothy/admin_url --config /etc/bothy/config.yaml"}
+
 // runMigrate is `bothy migrate [--bootstrap --admin-url-file FILE]`.
 //
 // With --bootstrap it first creates or updates the roles bothy_owner and
@@ -26,11 +30,11 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // migrateCommand is runMigrate with the environment passed in, for tests.
 func migrateCommand(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", stderr)
+	fs := newFlags(migrateSpec, stdout)
 	path := configFlag(fs)
 	bootstrap := fs.Bool("bootstrap", false, "create the roles and the database first (needs --admin-url-file)")
 	adminFile := fs.String("admin-url-file", "", "`file` holding a PostgreSQL URL of a superuser or a role with CREATEROLE and CREATEDB")
-	if help, err := parseFlags(fs, args); help || err != nil {
+	if help, err := fs.parse(args); help || err != nil {
 		return err
 	}
 	cfg, err := wire.Load(*path, environ)
@@ -43,7 +47,7 @@ func migrateCommand(ctx context.Context, args, environ []string, stdout, stderr 
 	}
 	if *bootstrap {
 		if *adminFile == "" {
-			return fmt.Errorf("%w: --bootstrap needs --admin-url-file", errUsage)
+			return usagef(migrateSpec.name, "--bootstrap needs --admin-url-file")
 		}
 		raw, err := os.ReadFile(*adminFile)
 		if err != nil {

@@ -25,7 +25,21 @@ import (
 	"bothy/server/internal/wire"
 )
 
-const ownerUsage = "want create --email ADDRESS [--name NAME] [--config FILE], or count [--config FILE]"
+// The specs of `bothy owner`, `bothy owner create` and `bothy owner count`.
+var (
+	ownerCreateSpec = spec{name: "owner create", args: "--email ADDRESS [flags]",
+		summary: "create a person with the role owner; the password comes from stdin, or is generated on a terminal",
+		example: "bothy owner create --email robin@example.com --config /etc/bothy/config.yaml"}
+	ownerCountSpec = spec{name: "owner count", args: "[flags]",
+		summary: "print the number of owners (make run shows its owner hint only while it is 0)",
+		example: "bothy owner count --config /etc/bothy/config.yaml"}
+	ownerGroup = group{
+		spec: spec{name: "owner", args: "COMMAND [flags]",
+			summary: "create an owner of the instance, or count the owners",
+			example: "bothy owner create --email robin@example.com"},
+		subs: []spec{ownerCreateSpec, ownerCountSpec},
+	}
+)
 
 // runOwner is `bothy owner create --email robin@example.com`: it creates a
 // person with the role owner, the way the first owner of an installation
@@ -46,21 +60,22 @@ func stdinIsTerminal() bool {
 
 // ownerCommand is runOwner with its inputs passed in, for tests.
 func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, terminal bool, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "count" {
-		return ownerCount(ctx, args[1:], environ, stdout, stderr)
+	sub, rest, done, err := ownerGroup.pick(args, stdout)
+	if done || err != nil {
+		return err
 	}
-	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("%w: %s", errUsage, ownerUsage)
+	if sub == "count" {
+		return ownerCount(ctx, rest, environ, stdout)
 	}
-	fs := newFlagSet("owner create", stderr)
+	fs := newFlags(ownerCreateSpec, stdout)
 	path := configFlag(fs)
 	email := fs.String("email", "", "email `address` of the new owner (required)")
 	name := fs.String("name", "", "display `name` (default: the part of the address before @)")
-	if help, err := parseFlags(fs, args[1:]); help || err != nil {
+	if help, err := fs.parse(rest); help || err != nil {
 		return err
 	}
 	if *email == "" {
-		return fmt.Errorf("%w: --email is required; %s", errUsage, ownerUsage)
+		return usagef(ownerCreateSpec.name, "--email is required")
 	}
 	if *name == "" {
 		*name, _, _ = strings.Cut(strings.TrimSpace(*email), "@")
@@ -88,10 +103,10 @@ func ownerCommand(ctx context.Context, args, environ []string, stdin io.Reader, 
 
 // ownerCount is `bothy owner count [--config FILE]`: it prints the number of
 // people with the role owner, one line.
-func ownerCount(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("owner count", stderr)
+func ownerCount(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	fs := newFlags(ownerCountSpec, stdout)
 	path := configFlag(fs)
-	if help, err := parseFlags(fs, args); help || err != nil {
+	if help, err := fs.parse(args); help || err != nil {
 		return err
 	}
 	boot, _, closeDB, err := openBootstrap(ctx, *path, environ)

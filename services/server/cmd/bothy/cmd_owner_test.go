@@ -103,7 +103,7 @@ func TestOwnerCreateRefuses(t *testing.T) {
 		stdin string
 		want  string
 	}{
-		{"no subcommand", nil, "", "usage"},
+		{"no subcommand", nil, "", "a command is required"},
 		{"no email", []string{"create"}, "correct horse battery staple", "--email is required"},
 		{"an empty pipe", []string{"create", "--email", "robin@example.com"}, "", "no password"},
 		{"a short password", []string{"create", "--email", "robin@example.com"}, "short\n", "password: too_short"},

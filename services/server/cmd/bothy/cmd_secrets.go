@@ -8,19 +8,33 @@ import (
 	"bothy/server/internal/platform/secrets/stack"
 )
 
+// The specs of `bothy secrets` and `bothy secrets init`.
+var (
+	secretsInitSpec = spec{name: "secrets init", args: "[flags]",
+		summary: "create the missing generated secrets; never prints a value, never overwrites a file",
+		example: "bothy secrets init --config /etc/bothy/config.yaml"}
+	secretsGroup = group{
+		spec: spec{name: "secrets", args: "COMMAND [flags]",
+			summary: "create the generated secrets of the instance",
+			example: "bothy secrets init --dir /etc/bothy/secrets"},
+		subs: []spec{secretsInitSpec},
+	}
+)
+
 // runSecrets is `bothy secrets init [--dir DIR] [--config FILE]`: it creates
 // the missing secrets of the catalogue (docs/operations/configuration.md
 // section 5) in DIR, by default secrets.dir of the configuration, and prints
 // which it created and which it kept. It never prints a value and never
 // overwrites a file, so it is safe to run on every start.
-func runSecrets(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "init" {
-		return fmt.Errorf("%w: want init [--dir DIR] [--config FILE]", errUsage)
+func runSecrets(_ context.Context, args []string, stdout, _ io.Writer) error {
+	_, rest, done, err := secretsGroup.pick(args, stdout)
+	if done || err != nil {
+		return err
 	}
-	fs := newFlagSet("secrets init", stderr)
+	fs := newFlags(secretsInitSpec, stdout)
 	path := configFlag(fs)
 	dir := fs.String("dir", "", "secrets `directory` (default: secrets.dir of the configuration)")
-	if help, err := parseFlags(fs, args[1:]); help || err != nil {
+	if help, err := fs.parse(rest); help || err != nil {
 		return err
 	}
 	if *dir == "" {

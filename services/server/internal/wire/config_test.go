@@ -289,6 +289,7 @@ func TestConfigChecksFailNamingTheirKeys(t *testing.T) {
 		{"http_listeners_distinct", []string{"BOTHY_HTTP_OPERATOR_LISTEN_ADDRESS=127.0.0.1:8080"}},
 		{"webhook_hosts_without_private", []string{"BOTHY_WEBHOOK_ALLOWED_HOSTS=hooks.example.com;allow_private"}},
 		{"webhook_chain_within_job_timeout", []string{"BOTHY_WEBHOOK_CHAIN_MAX_DURATION=4m", "BOTHY_WEBHOOK_DELIVERY_TIMEOUT=1m", "BOTHY_JOBS_JOB_TIMEOUT=5m"}},
+		{"database_startup_backoff_order", []string{"BOTHY_DATABASE_STARTUP_BACKOFF_INITIAL=20s", "BOTHY_DATABASE_STARTUP_BACKOFF_MAX=10s"}},
 	} {
 		t.Run(tc.check, func(t *testing.T) {
 			t.Parallel()
@@ -307,7 +308,7 @@ func TestConfigChecksFailNamingTheirKeys(t *testing.T) {
 		})
 	}
 	// Every check appears above or in its own test.
-	require.Len(t, configChecks(), 14)
+	require.Len(t, configChecks(), 15)
 	_, err := Load("", []string{"BOTHY_DATABASE_STATEMENT_TIMEOUT=0s", "BOTHY_DATABASE_LOCK_TIMEOUT=9m"})
 	require.NoError(t, err, "a statement timeout of 0s leaves the lock timeout free")
 }

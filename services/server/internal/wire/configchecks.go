@@ -20,6 +20,7 @@ func configChecks() []config.Check {
 			", so a next key is published for that long before it signs"),
 		durationOrder("key_cache_within_publication", "instance.key_cache_ttl", below, "agent.jwks_max_age",
 			", so a process signs with a promoted key only after every cached key set knows it"),
+		durationOrder("database_startup_backoff_order", "database.startup_backoff_initial", atMost, "database.startup_backoff_max", ""),
 		durationOrder("step_up_within_session", "identity.step_up_max_age", atMost, "identity.session_ttl", ""),
 		{
 			Name: "webhook_hosts_without_private",

@@ -26,6 +26,12 @@ func databaseConfigKeys() []config.Key {
 			Doc: "Longest wait for a lock inside a unit of work (SET LOCAL lock_timeout); a timeout fails the unit of work."},
 		{Name: "database.statement_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", Max: "1h", Chapter: chapter02,
 			Doc: "Longest run time of one statement; 0s keeps the database server's setting."},
+		{Name: "database.startup_wait", Kind: config.KindDuration, Default: "5m", Min: "0s", Max: "24h", Chapter: chapter02,
+			Doc: "Longest time a role waits at start-up for PostgreSQL to answer, retrying with backoff while /readyz answers 503; 0s gives up after the first attempt."},
+		{Name: "database.startup_backoff_initial", Kind: config.KindDuration, Default: "500ms", Min: "10ms", Max: "1m", Chapter: chapter02,
+			Doc: "Wait after the first failed start-up attempt; every further wait doubles up to database.startup_backoff_max."},
+		{Name: "database.startup_backoff_max", Kind: config.KindDuration, Default: "15s", Min: "10ms", Max: "10m", Chapter: chapter02,
+			Doc: "Longest wait between two start-up attempts."},
 	}
 }
 
@@ -47,4 +53,10 @@ type DatabaseConfig struct {
 	LockTimeout time.Duration `config:"database.lock_timeout"`
 	// StatementTimeout is database.statement_timeout; 0 keeps the server's.
 	StatementTimeout time.Duration `config:"database.statement_timeout"`
+	// StartupWait is database.startup_wait.
+	StartupWait time.Duration `config:"database.startup_wait"`
+	// StartupBackoffInitial is database.startup_backoff_initial.
+	StartupBackoffInitial time.Duration `config:"database.startup_backoff_initial"`
+	// StartupBackoffMax is database.startup_backoff_max.
+	StartupBackoffMax time.Duration `config:"database.startup_backoff_max"`
 }

@@ -18,7 +18,9 @@ func egressConfigKeys() []config.Key {
 		{Name: "egress.max_response_bytes", Kind: config.KindByteSize, Default: "64KiB", Min: "1KiB", Max: "16MiB", Chapter: chapter19,
 			Doc: "Most bytes of a response body the egress client reads; the rest is discarded unread."},
 		{Name: "egress.extra_ca_file", Kind: config.KindPath, Optional: true, Chapter: chapter19,
-			Doc: "PEM file of extra trusted certificate authorities for outgoing TLS (test receivers, the demo); empty trusts the system roots only."},
+			Doc: "PEM file of extra trusted certificate authorities for outgoing TLS (test receivers, the demo); empty trusts the system roots only. Re-read every egress.extra_ca_check_interval and on SIGHUP."},
+		{Name: "egress.extra_ca_check_interval", Kind: config.KindDuration, Default: "30s", Min: "1s", Max: "1h", Chapter: chapter19,
+			Doc: "How often a process checks egress.extra_ca_file for a change; a changed file that holds certificates is trusted from the next connection on."},
 	}
 }
 
@@ -32,4 +34,6 @@ type EgressConfig struct {
 	MaxResponseBytes int64 `config:"egress.max_response_bytes"`
 	// ExtraCAFile is egress.extra_ca_file; empty means none.
 	ExtraCAFile string `config:"egress.extra_ca_file"`
+	// ExtraCACheckInterval is egress.extra_ca_check_interval.
+	ExtraCACheckInterval time.Duration `config:"egress.extra_ca_check_interval"`
 }

@@ -28,6 +28,8 @@ func httpConfigKeys() []config.Key {
 			Doc: "Retry-After of a 503 unavailable answer, given while the database cannot be reached (connection refused, administrator shutdown, failover); whole seconds, rounded up."},
 		{Name: "http.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
 			Doc: "Time in-flight requests get to finish after SIGTERM before the listeners close them."},
+		{Name: "http.drain_delay", Kind: config.KindDuration, Default: "5s", Min: "0s", Max: "10m", Chapter: chapter02,
+			Doc: "Time the API listener keeps serving after SIGTERM while /readyz already answers 503, so a load balancer takes the process out before it stops accepting; roles api and all."},
 		{Name: "http.cursor_key_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/http_cursor_key", Chapter: chapter06,
 			Doc: "Reference to the key that authenticates pagination cursors (docs/spec/06-api.md section 6)."},
 		{Name: "idempotency.key_ttl", Kind: config.KindDuration, Default: "24h", Min: "1m", Max: "30d", Chapter: chapter06,
@@ -55,6 +57,8 @@ type HTTPConfig struct {
 	UnavailableRetryAfter time.Duration `config:"http.unavailable_retry_after"`
 	// ShutdownTimeout is http.shutdown_timeout.
 	ShutdownTimeout time.Duration `config:"http.shutdown_timeout"`
+	// DrainDelay is http.drain_delay.
+	DrainDelay time.Duration `config:"http.drain_delay"`
 	// RequestTimeout is http.request_timeout.
 	RequestTimeout time.Duration `config:"http.request_timeout"`
 	// ReadinessTimeout is http.readiness_timeout.

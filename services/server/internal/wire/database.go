@@ -20,8 +20,15 @@ func NewSecretsProvider(cfg *Config) (*secrets.Provider, error) {
 
 // OpenAppPool opens the runtime pool as bothy_app from database.url, with the
 // password of database.password_ref when that file exists. applicationName
-// shows in pg_stat_activity (for example "bothy-worker").
+// shows in pg_stat_activity (for example "bothy-worker"). The pool has
+// answered one ping.
 func OpenAppPool(ctx context.Context, cfg *Config, sp *secrets.Provider, applicationName string) (*pgxpool.Pool, error) {
+	return openAppPool(ctx, cfg, sp, applicationName, false)
+}
+
+// openAppPool is OpenAppPool; lazy skips the ping (a server process waits
+// for the database in Process.Run).
+func openAppPool(ctx context.Context, cfg *Config, sp *secrets.Provider, applicationName string, lazy bool) (*pgxpool.Pool, error) {
 	password, err := optionalSecret(ctx, sp, cfg.Database.PasswordRef)
 	if err != nil {
 		return nil, fmt.Errorf("database.password_ref: %w", err)
@@ -32,6 +39,7 @@ func OpenAppPool(ctx context.Context, cfg *Config, sp *secrets.Provider, applica
 		MaxConns:         cfg.Database.MaxConns,
 		ApplicationName:  applicationName,
 		StatementTimeout: cfg.Database.StatementTimeout,
+		Lazy:             lazy,
 	})
 }
 

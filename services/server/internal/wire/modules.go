@@ -73,6 +73,10 @@ type Modules struct {
 	// Backlog sets the webhook backlog gauges; the worker roles refresh it
 	// every metrics.gauge_interval.
 	Backlog *appsapp.BacklogGauges
+	// WebhookEgress is the egress client the deliveries send through; the
+	// process swaps its roots when egress.extra_ca_file changes
+	// (ca_reload.go).
+	WebhookEgress *egress.Client
 }
 
 // ModuleDeps are what BuildModules needs besides the configuration.
@@ -187,7 +191,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	// webhook.allowed_hosts only, private addresses only by an
 	// egress.allowed_hosts entry with allow_private, https, no redirects,
 	// webhook.delivery_timeout per attempt (ADR 0022).
-	sender, err := newWebhookSender(cfg, d)
+	sender, webhookEgress, err := newWebhookSender(cfg, d)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +201,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	}, appsapp.BacklogOptions{LagThreshold: cfg.Metrics.DeliveryLagThreshold}); err != nil {
 		return nil, err
 	}
+	m.WebhookEgress = webhookEgress
 	if m.Deliveries, err = appsapp.NewDeliveries(appsapp.DeliveryDeps{
 		UnitOfWork: m.UnitOfWork, Store: deliveryStore, Events: m.Log, Authorizer: m.Authorizer, Router: m.Authorizer,
 		Audit: m.Audit, Keys: m.Keys, State: m.Instance, Master: hmacMaster, Sender: sender, Scheduler: scheduler,
@@ -219,10 +224,10 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 
 // newWebhookSender builds the egress client of purpose webhook and the
 // sender over it.
-func newWebhookSender(cfg *Config, d ModuleDeps) (*webhookhttp.Sender, error) {
+func newWebhookSender(cfg *Config, d ModuleDeps) (*webhookhttp.Sender, *egress.Client, error) {
 	roots, err := rootCAs(cfg.Egress.ExtraCAFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	client, err := egress.New(egress.Options{
 		Purpose:          "webhook",
@@ -235,29 +240,41 @@ func newWebhookSender(cfg *Config, d ModuleDeps) (*webhookhttp.Sender, error) {
 		RootCAs:          roots,
 	}, egress.Deps{Resolver: d.Resolver, Meter: d.Meter, Logger: d.Logger})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return webhookhttp.NewSender(client, d.Tracer), nil
+	return webhookhttp.NewSender(client, d.Tracer), client, nil
 }
 
 // rootCAs returns the system roots plus the PEM certificates of
 // egress.extra_ca_file when it is set.
 func rootCAs(extra string) (*x509.CertPool, error) {
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
 	if extra == "" {
-		return pool, nil
+		return systemRoots(), nil
 	}
 	pem, err := os.ReadFile(extra)
 	if err != nil {
 		return nil, errors.New("egress.extra_ca_file cannot be read")
 	}
+	return rootCAsWith(pem)
+}
+
+// rootCAsWith returns the system roots plus the PEM certificates in pem.
+func rootCAsWith(pem []byte) (*x509.CertPool, error) {
+	pool := systemRoots()
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, errors.New("egress.extra_ca_file holds no PEM certificate")
 	}
 	return pool, nil
+}
+
+// systemRoots returns a copy of the system pool, or an empty pool where the
+// system has none.
+func systemRoots() *x509.CertPool {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		return x509.NewCertPool()
+	}
+	return pool
 }
 
 // IdentityOptions returns the options of the identity module from cfg; an

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric"
@@ -62,6 +62,10 @@ type Process struct {
 	cfg   *Config
 	log   *slog.Logger
 	clock clock.Clock
+	deps  Deps
+	// ready is what /readyz answers before it asks the database
+	// (lifecycle.go).
+	ready readiness
 
 	tel       *otel.Telemetry
 	secrets   *secrets.Provider
@@ -88,6 +92,10 @@ type Deps struct {
 	// Resolver resolves webhook target hosts; nil means the system
 	// resolver (the demo passes a fixed one).
 	Resolver egress.Resolver
+	// After is the timer of the start-up backoff, the drain delay
+	// (http.drain_delay) and the check of egress.extra_ca_file; nil means
+	// time.After. Tests pass a fake to step through them without waiting.
+	After func(time.Duration) <-chan time.Time
 }
 
 // NewProcess assembles a process of role from cfg: telemetry, the database
@@ -100,7 +108,7 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 	if d.Clock == nil {
 		d.Clock = clock.Real{}
 	}
-	p := &Process{role: role, cfg: cfg, log: d.Log, clock: d.Clock}
+	p := &Process{role: role, cfg: cfg, log: d.Log, clock: d.Clock, deps: d}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -120,7 +128,9 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 	if p.secrets, err = NewSecretsProvider(cfg); err != nil {
 		return nil, err
 	}
-	if p.pool, err = OpenAppPool(ctx, cfg, p.secrets, "bothy-"+string(role)); err != nil {
+	// Lazy: Run waits for the database (database.startup_wait) with the
+	// operator listener up, so /readyz can say why the role is not ready.
+	if p.pool, err = openAppPool(ctx, cfg, p.secrets, "bothy-"+string(role), true); err != nil {
 		return nil, err
 	}
 	p.closers = append(p.closers, p.pool.Close)
@@ -158,6 +168,9 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 		return nil, err
 	}
 	if err := p.jobs.RegisterPeriodic(cfg.Jobs.MaintenanceInterval, partitionMaintenance{}); err != nil {
+		return nil, err
+	}
+	if err := p.registerRetention(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -229,7 +242,7 @@ func (p *Process) buildSync() error {
 }
 
 func (p *Process) buildHTTP(ctx context.Context) error {
-	store, err := idempotencypg.New(p.pool, p.uow, p.clock, idempotencypg.Options{KeyTTL: p.cfg.HTTP.IdempotencyKeyTTL})
+	store, err := idempotencypg.New(p.pool, p.uow, p.clock, idempotencypg.Options{KeyTTL: p.cfg.HTTP.IdempotencyKeyTTL, PurgeBatchSize: p.cfg.Retention.BatchSize})
 	if err != nil {
 		return err
 	}
@@ -291,18 +304,54 @@ func (p *Process) Consumers() eventsync.Consumers {
 // Handler returns the public HTTP handler (the API chain).
 func (p *Process) Handler() http.Handler { return p.api }
 
-// Run starts the process and blocks until ctx ends, then stops gracefully:
-// the HTTP listeners stop accepting and finish in-flight requests within
-// http.shutdown_timeout, the consumers finish their round, and in-flight jobs
-// get jobs.shutdown_timeout. Partitions of the event log are ensured first
-// in every role, because every role may append events.
+// Run starts the process and blocks until ctx ends, then drains and stops
+// (lifecycle.go): the operator listener comes up first, so /readyz says why
+// the process is not ready while it waits for the database
+// (database.startup_wait); then the job runtime, the consumers and the API
+// listener start. When ctx ends, /readyz answers 503 at once, the API keeps
+// serving for http.drain_delay, the listeners finish in-flight requests
+// within http.shutdown_timeout, the consumers finish their round, and
+// in-flight jobs get jobs.shutdown_timeout.
 func (p *Process) Run(ctx context.Context) error {
 	defer p.close()
-	if err := p.modules.Instance.Ensure(ctx); err != nil {
-		return fmt.Errorf("instance: %w", err)
+	p.ready.set(notReadyStarting)
+	failed := make(chan error, 2)
+	servers := []*http.Server{{
+		Addr:              p.cfg.HTTP.OperatorListenAddress,
+		Handler:           p.operatorHandler(),
+		ReadHeaderTimeout: p.cfg.HTTP.ReadHeaderTimeout,
+	}}
+	if err := p.serve(ctx, servers[0], failed); err != nil {
+		return err
 	}
-	if _, err := p.partition.Run(ctx, p.clock.Now()); err != nil {
-		return fmt.Errorf("event log partitions: %w", err)
+	runErr := p.start(ctx, &servers, failed)
+	started := runErr == nil
+	switch {
+	case started:
+		p.ready.clear()
+		go p.watchExtraCA(ctx)
+		select {
+		case <-ctx.Done():
+		case runErr = <-failed:
+		}
+	case ctx.Err() != nil:
+		// SIGTERM while the role was still starting (for example waiting
+		// for the database) is an orderly stop, not a failure.
+		runErr = nil
+	}
+	// A start that did not complete, or a failed listener, leaves nothing
+	// to drain for http.drain_delay.
+	if err := p.drain(ctx, servers, !started || runErr != nil); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// start runs the start-up steps, then the job runtime, the consumers and,
+// in roles api and all, the API listener (appended to servers).
+func (p *Process) start(ctx context.Context, servers *[]*http.Server, failed chan<- error) error {
+	if err := p.startUp(ctx); err != nil {
+		return err
 	}
 	if err := p.jobs.Start(ctx); err != nil {
 		return err
@@ -314,50 +363,19 @@ func (p *Process) Run(ctx context.Context) error {
 	}
 	p.startGauges(ctx)
 
-	servers := []*http.Server{{
-		Addr:              p.cfg.HTTP.OperatorListenAddress,
-		Handler:           p.operatorHandler(),
+	if !p.role.serves() {
+		return nil
+	}
+	api := &http.Server{
+		Addr:              p.cfg.HTTP.ListenAddress,
+		Handler:           p.api,
 		ReadHeaderTimeout: p.cfg.HTTP.ReadHeaderTimeout,
-	}}
-	if p.role.serves() {
-		servers = append(servers, &http.Server{
-			Addr:              p.cfg.HTTP.ListenAddress,
-			Handler:           p.api,
-			ReadHeaderTimeout: p.cfg.HTTP.ReadHeaderTimeout,
-		})
 	}
-	failed := make(chan error, len(servers))
-	for _, s := range servers {
-		l, err := net.Listen("tcp", s.Addr)
-		if err != nil {
-			return fmt.Errorf("listening on %s: %w", s.Addr, err)
-		}
-		p.log.InfoContext(ctx, "listening", slog.String("server.address", l.Addr().String()))
-		go func() {
-			if err := s.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				failed <- err
-			}
-		}()
+	if err := p.serve(ctx, api, failed); err != nil {
+		return err
 	}
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-	case runErr = <-failed:
-	}
-	p.log.Info("stopping")
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.HTTP.ShutdownTimeout)
-	defer cancel()
-	for _, s := range servers {
-		_ = s.Shutdown(stopCtx)
-	}
-	if p.consumers != nil {
-		p.consumers.Stop()
-	}
-	if err := p.jobs.Stop(context.WithoutCancel(ctx)); err != nil && runErr == nil {
-		runErr = err
-	}
-	return runErr
+	*servers = append(*servers, api)
+	return nil
 }
 
 func (p *Process) operatorHandler() http.Handler {
@@ -374,13 +392,19 @@ func (p *Process) livez(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ok\n")
 }
 
-// readyz answers 200 only when the database answers and every migration of
-// this build is applied, so a load balancer never routes to a process that
-// runs against an old schema.
+// readyz answers 200 only when the process has started and is not
+// draining, the database answers and every migration of this build is
+// applied, so a load balancer never routes to a process that runs against
+// an old schema or is about to stop. A 503 names the reason in one line.
 func (p *Process) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if reason, ok := p.ready.notReady(); ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, reason+"\n")
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.HTTP.ReadinessTimeout)
 	defer cancel()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	st, err := pg.Status(ctx, p.pool)
 	switch {
 	case err != nil:

@@ -27,19 +27,47 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // generated secrets in a temporary folder, exactly as `bothy serve` does.
 func newProcess(t *testing.T, role wire.Role) *wire.Process {
 	t.Helper()
+	p, err := wire.NewProcess(context.Background(), testConfig(t, nil), role, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	return p
+}
+
+// world is a fresh test database and a folder of generated secrets that
+// one or more processes share.
+type world struct {
+	url, dir string
+	db       *pgtest.DB
+}
+
+func newWorld(t *testing.T) world {
+	t.Helper()
 	db := pgtest.New(t)
 	dir := filepath.Join(t.TempDir(), "secrets")
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	_, err := stack.Init(dir, nil)
 	require.NoError(t, err)
-	cfg, err := wire.Load("", []string{
-		"BOTHY_DATABASE_URL=" + db.AppURL,
-		"BOTHY_SECRETS_DIR=" + dir,
-	})
+	return world{url: db.AppURL, dir: dir, db: db}
+}
+
+// config loads the configuration of a process in w; env adds BOTHY_
+// variables.
+func (w world) config(t *testing.T, env ...string) *wire.Config {
+	t.Helper()
+	cfg, err := wire.Load("", append([]string{"BOTHY_DATABASE_URL=" + w.url, "BOTHY_SECRETS_DIR=" + w.dir}, env...))
 	require.NoError(t, err)
-	p, err := wire.NewProcess(context.Background(), cfg, role, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
-	return p
+	return cfg
+}
+
+// testConfig loads the configuration of a process over a fresh test
+// database with generated secrets in a temporary folder; dbURL rewrites the
+// database URL (nil keeps it) and env adds BOTHY_ variables.
+func testConfig(t *testing.T, dbURL func(string) string, env ...string) *wire.Config {
+	t.Helper()
+	w := newWorld(t)
+	if dbURL != nil {
+		w.url = dbURL(w.url)
+	}
+	return w.config(t, env...)
 }
 
 func TestProcessServesReadinessAndTheAPI(t *testing.T) {

@@ -3,7 +3,6 @@ package egress
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,18 +34,19 @@ var defaultPorts = map[string]int{"https": 443, "http": 80}
 // concurrent use; build one per purpose with New and keep it for the life of
 // the process.
 type Client struct {
-	purpose   string
-	hosts     HostPolicy
-	private   hostlist.List
-	schemes   []string
-	timeout   time.Duration
-	maxBytes  int64
-	resolver  Resolver
-	logger    *slog.Logger
-	blocked   metric.Int64Counter
-	errors    metric.Int64Counter
-	transport *http.Transport
-	http      *http.Client
+	purpose  string
+	hosts    HostPolicy
+	private  hostlist.List
+	schemes  []string
+	timeout  time.Duration
+	maxBytes int64
+	resolver Resolver
+	logger   *slog.Logger
+	blocked  metric.Int64Counter
+	errors   metric.Int64Counter
+	// conns holds the transport and its client; SetRootCAs swaps both at
+	// once (roots.go), so a request uses one consistent pair.
+	conns atomic.Pointer[conns]
 
 	// dialed, when set, sees every address the dialer is about to connect
 	// to. Only the package's own tests set it.
@@ -115,26 +116,7 @@ func New(opts Options, deps Deps) (*Client, error) {
 			c.private = append(c.private, e)
 		}
 	}
-	c.transport = &http.Transport{
-		// No proxy, not even from the environment: a proxy would connect to
-		// the target on our behalf, past the address guard.
-		Proxy:       nil,
-		DialContext: c.dial,
-		// The transport sets ServerName to the requested host, so the
-		// certificate is verified for the name the policy allowed.
-		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: opts.RootCAs},
-		// The handshake also runs on the detached dial context (see dial).
-		TLSHandshakeTimeout:    opts.Timeout,
-		ForceAttemptHTTP2:      true,
-		DisableCompression:     true,
-		MaxResponseHeaderBytes: opts.MaxResponseBytes,
-	}
-	c.http = &http.Client{
-		Transport: c.transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	c.conns.Store(c.newConns(opts.RootCAs))
 	return c, nil
 }
 
@@ -169,7 +151,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	resp, err := c.http.Do(req.WithContext(ctx))
+	resp, err := c.conns.Load().http.Do(req.WithContext(ctx))
 	if err != nil {
 		return nil, c.fail(ctx, host, err)
 	}
@@ -186,7 +168,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 
 // CloseIdleConnections closes the pooled connections that are not in use,
 // for example at shutdown.
-func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() { c.conns.Load().transport.CloseIdleConnections() }
 
 // checkURL applies the URL rules and Options.Hosts; it returns the canonical
 // host.

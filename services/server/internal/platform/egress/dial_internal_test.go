@@ -198,14 +198,15 @@ func TestTransportSettingsTheGuardReliesOn(t *testing.T) {
 	t.Parallel()
 	b := setupDial(t)
 	c := b.client(t, false)
-	require.Nil(t, c.transport.Proxy, "no proxy, not even from the environment")
-	require.NotNil(t, c.transport.DialContext)
-	require.Nil(t, c.transport.DialTLSContext)
-	require.Nil(t, c.transport.Dial) //nolint:staticcheck // the deprecated hook must stay unset too
-	require.Equal(t, uint16(tls.VersionTLS12), c.transport.TLSClientConfig.MinVersion)
-	require.Empty(t, c.transport.TLSClientConfig.ServerName, "the transport uses the requested host")
-	require.False(t, c.transport.TLSClientConfig.InsecureSkipVerify)
-	require.NotNil(t, c.http.CheckRedirect)
+	tr, hc := c.conns.Load().transport, c.conns.Load().http
+	require.Nil(t, tr.Proxy, "no proxy, not even from the environment")
+	require.NotNil(t, tr.DialContext)
+	require.Nil(t, tr.DialTLSContext)
+	require.Nil(t, tr.Dial) //nolint:staticcheck // the deprecated hook must stay unset too
+	require.Equal(t, uint16(tls.VersionTLS12), tr.TLSClientConfig.MinVersion)
+	require.Empty(t, tr.TLSClientConfig.ServerName, "the transport uses the requested host")
+	require.False(t, tr.TLSClientConfig.InsecureSkipVerify)
+	require.NotNil(t, hc.CheckRedirect)
 }
 
 func TestNewCopiesTheHostLists(t *testing.T) {

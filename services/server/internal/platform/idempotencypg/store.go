@@ -58,6 +58,10 @@ type Options struct {
 	// request and its response is replayed. After it the row may be purged
 	// and the key starts afresh. Must be positive.
 	KeyTTL time.Duration
+	// PurgeBatchSize is retention.batch_size: the most rows one delete
+	// statement of Purge removes, so a purge never holds many row locks at
+	// once. At least 1.
+	PurgeBatchSize int
 }
 
 // Store implements idempotency.Store.
@@ -66,6 +70,7 @@ type Store struct {
 	uow   txn.UnitOfWork
 	clock clock.Clock
 	ttl   time.Duration
+	batch int
 }
 
 var _ idempotency.Store = (*Store)(nil)
@@ -81,7 +86,10 @@ func New(pool *pgxpool.Pool, uow txn.UnitOfWork, clk clock.Clock, o Options) (*S
 	if o.KeyTTL <= 0 {
 		return nil, errors.New("idempotencypg: idempotency.key_ttl must be positive")
 	}
-	return &Store{pool: pool, uow: uow, clock: clk, ttl: o.KeyTTL}, nil
+	if o.PurgeBatchSize < 1 {
+		return nil, errors.New("idempotencypg: retention.batch_size must be at least 1")
+	}
+	return &Store{pool: pool, uow: uow, clock: clk, ttl: o.KeyTTL, batch: o.PurgeBatchSize}, nil
 }
 
 var (
@@ -252,20 +260,27 @@ func replay(r row) (idempotency.Result, error) {
 }
 
 // Purge deletes the rows whose expires_at has passed, skipping rows a
-// request holds right now, and returns how many it deleted. A maintenance
-// job calls it; expired rows are also ignored (and reset) by Do, so a late
+// request holds right now, and returns how many it deleted. It deletes in
+// batches of Options.PurgeBatchSize rows, each one statement on the pool
+// (pg.DeleteInBatches), so no batch's locks outlive it. A maintenance job
+// calls it; expired rows are also ignored (and reset) by Do, so a late
 // purge changes no answer.
 func (s *Store) Purge(ctx context.Context) (int64, error) {
-	tag, err := pg.Conn(ctx, s.pool).Exec(ctx, `
-		DELETE FROM idempotency_keys
-		WHERE (principal_id, operation, key) IN (
-			SELECT principal_id, operation, key FROM idempotency_keys
-			WHERE expires_at <= $1
-			FOR UPDATE SKIP LOCKED)`, s.clock.Now())
+	now := s.clock.Now()
+	n, err := pg.DeleteInBatches(ctx, s.batch, func(ctx context.Context, limit int) (int64, error) {
+		tag, err := s.pool.Exec(ctx, `
+			DELETE FROM idempotency_keys
+			WHERE (principal_id, operation, key) IN (
+				SELECT principal_id, operation, key FROM idempotency_keys
+				WHERE expires_at <= $1
+				LIMIT $2
+				FOR UPDATE SKIP LOCKED)`, now, limit)
+		return tag.RowsAffected(), err
+	})
 	if err != nil {
-		return 0, errs.Wrap(fmt.Errorf("idempotencypg: purge: %w", err), "idempotency keys not purged")
+		return n, errs.Wrap(fmt.Errorf("idempotencypg: purge: %w", err), "idempotency keys not purged")
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // lockNotAvailable reports SQLSTATE 55P03, the answer of NOWAIT on a row

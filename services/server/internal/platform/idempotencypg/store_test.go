@@ -41,7 +41,7 @@ func setup(t *testing.T) bundle {
 	_, err := db.Owner.Exec(context.Background(), `CREATE TABLE effects (n text); GRANT SELECT, INSERT ON effects TO bothy_app`)
 	require.NoError(t, err)
 	clk := clock.NewFake(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	store, err := idempotencypg.New(db.App, pg.NewUnitOfWork(db.App, 3, time.Second), clk, idempotencypg.Options{KeyTTL: ttl})
+	store, err := idempotencypg.New(db.App, pg.NewUnitOfWork(db.App, 3, time.Second), clk, idempotencypg.Options{KeyTTL: ttl, PurgeBatchSize: 2})
 	require.NoError(t, err)
 	return bundle{db: db, store: store, clk: clk}
 }
@@ -279,6 +279,26 @@ func TestPurgeDeletesOnlyExpiredRows(t *testing.T) {
 	require.Equal(t, "new", key)
 }
 
+// TestPurgeDeletesInBatches: five expired keys with a batch size of two go
+// in three statements, all counted.
+func TestPurgeDeletesInBatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	var runs atomic.Int32
+	for _, k := range []string{"k-1", "k-2", "k-3", "k-4", "k-5"} {
+		_, err := b.store.Do(ctx, request(alex, k, "x"), handler(b, &runs, 201, k))
+		require.NoError(t, err)
+	}
+	b.clk.Advance(ttl)
+	n, err := b.store.Purge(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), n)
+	var left int
+	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys`).Scan(&left))
+	require.Zero(t, left)
+}
+
 func TestAPanickingHandlerRollsBackAndReleasesTheKey(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -322,6 +342,8 @@ func TestDoRefusesMalformedRequestsAndAmbientTransactions(t *testing.T) {
 func TestNewRefusesANonPositiveTTL(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	_, err := idempotencypg.New(db.App, pg.NewUnitOfWork(db.App, 0, 0), clock.Real{}, idempotencypg.Options{})
+	_, err := idempotencypg.New(db.App, pg.NewUnitOfWork(db.App, 0, 0), clock.Real{}, idempotencypg.Options{PurgeBatchSize: 1})
 	require.Error(t, err)
+	_, err = idempotencypg.New(db.App, pg.NewUnitOfWork(db.App, 0, 0), clock.Real{}, idempotencypg.Options{KeyTTL: time.Hour})
+	require.Error(t, err, "a purge batch size below one")
 }

@@ -30,10 +30,16 @@ type Options struct {
 	// StatementTimeout bounds every statement (database.statement_timeout);
 	// 0 leaves the server default.
 	StatementTimeout time.Duration
+	// Lazy skips the first ping, so Open succeeds while the database is
+	// down; connections are made on first use. A server process sets it
+	// and waits for the database itself (database.startup_wait), so its
+	// operator listener can say why it is not ready.
+	Lazy bool
 }
 
-// Open returns a pool that has answered one ping. It returns an error naming
-// the host and port (never the password) when the database is unreachable.
+// Open returns a pool that has answered one ping (none when o.Lazy). It
+// returns an error naming the host and port (never the password) when the
+// database is unreachable.
 func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(o.URL)
 	if err != nil {
@@ -54,6 +60,9 @@ func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: creating pool for %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	if o.Lazy {
+		return pool, nil
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()

@@ -4,18 +4,20 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // IsUnavailable reports whether err means that the database cannot be
-// reached right now, so that the same request may succeed later and the
-// client should retry (the HTTP layer answers 503 unavailable with
-// Retry-After instead of 500 internal):
+// reached or does not accept work for now, so that the same call may
+// succeed once PostgreSQL is back: the HTTP layer answers 503 unavailable
+// with Retry-After instead of 500 internal, and a starting role waits and
+// tries again (internal/wire). It is true for
 //
-//   - a connection that could not be opened (refused, unreachable, DNS,
-//     authentication timeout: *pgconn.ConnectError);
+//   - a connection that could not be opened (refused, unreachable, DNS, a
+//     timeout while connecting: *pgconn.ConnectError), unless the server
+//     answered with an error of its own (for example 28P01, a failed
+//     authentication, which waiting does not fix);
 //   - a connection lost mid-statement (a network error, an unexpected end
 //     of the stream) or already closed by pgx (pgconn.SafeToRetry: the
 //     statement never left the process);
@@ -26,26 +28,26 @@ import (
 //     failover; bothy never opens read-only transactions itself).
 //
 // Everything else, including constraint violations, bad input that
-// reached a statement, deadlocks and cancelled contexts, is not an outage.
+// reached a statement, deadlocks, cancelled contexts and nil, is not an
+// outage.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	// A server error decides by its SQLSTATE; it is checked first because a
+	// pgconn.ConnectError wraps the server's answer.
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		switch pgErr.Code {
 		case "57P01", "57P02", "57P03", "53300", "25006":
 			return true
 		}
-		return strings.HasPrefix(pgErr.Code, "08")
+		return len(pgErr.Code) == 5 && pgErr.Code[:2] == "08"
 	}
-	var connect *pgconn.ConnectError
-	var netErr *net.OpError
-	switch {
-	case errors.As(err, &connect), errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
 		return true
 	}
-	// A statement on a connection that pgx closed after a fatal error never
-	// left the process; pgx marks such errors as safe to retry.
-	return pgconn.SafeToRetry(err)
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err)
 }

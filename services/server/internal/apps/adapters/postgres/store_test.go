@@ -29,7 +29,7 @@ type testBundle struct {
 	owner ids.ID
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t testing.TB) *testBundle {
 	t.Helper()
 	db := pgtest.New(t)
 	b := &testBundle{db: db, uow: pg.NewUnitOfWork(db.App, 3, 5*time.Second), store: postgres.New(db.App)}
@@ -39,7 +39,7 @@ func setup(t *testing.T) *testBundle {
 
 // principal inserts a principals row: the identity module creates them in
 // the running server; this adapter test only needs the foreign key.
-func (b *testBundle) principal(t *testing.T, kind, name string) ids.ID {
+func (b *testBundle) principal(t testing.TB, kind, name string) ids.ID {
 	t.Helper()
 	id := ids.New()
 	_, err := b.db.App.Exec(context.Background(),
@@ -48,7 +48,7 @@ func (b *testBundle) principal(t *testing.T, kind, name string) ids.ID {
 	return id
 }
 
-func (b *testBundle) app(t *testing.T, name string) domain.App {
+func (b *testBundle) app(t testing.TB, name string) domain.App {
 	t.Helper()
 	a := domain.App{
 		ID: ids.New(), PrincipalID: b.principal(t, "app", name), Name: name,
@@ -62,7 +62,7 @@ func (b *testBundle) app(t *testing.T, name string) domain.App {
 	return a
 }
 
-func (b *testBundle) install(t *testing.T, a domain.App) apps.Installation {
+func (b *testBundle) install(t testing.TB, a domain.App) apps.Installation {
 	t.Helper()
 	inst := apps.Installation{
 		ID: ids.New(), AppID: a.ID, PrincipalID: a.PrincipalID, State: apps.InstallationActive,

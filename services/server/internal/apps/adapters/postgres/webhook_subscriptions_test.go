@@ -14,7 +14,7 @@ import (
 )
 
 // subscription returns a new active subscription of inst created at at.
-func (b *testBundle) subscription(t *testing.T, inst apps.Installation, at time.Time) apps.Subscription {
+func (b *testBundle) subscription(t testing.TB, inst apps.Installation, at time.Time) apps.Subscription {
 	t.Helper()
 	s := apps.Subscription{
 		ID: ids.New(), AppID: inst.AppID, AppInstallationID: inst.ID,
@@ -28,7 +28,7 @@ func (b *testBundle) subscription(t *testing.T, inst apps.Installation, at time.
 
 // delivery inserts a delivery row of sub for seq with status: the consumer
 // and the delivery job write these in the running server.
-func (b *testBundle) delivery(t *testing.T, sub apps.Subscription, seq int64, status apps.DeliveryStatus) apps.Delivery {
+func (b *testBundle) delivery(t testing.TB, sub apps.Subscription, seq int64, status apps.DeliveryStatus) apps.Delivery {
 	t.Helper()
 	d := apps.Delivery{ID: ids.New(), SubscriptionID: sub.ID, EventSeq: seq, EventID: ids.New(),
 		EventOccurredAt: start.Add(-time.Minute), Status: status, CreatedAt: start, UpdatedAt: start}

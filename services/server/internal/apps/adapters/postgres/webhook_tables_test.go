@@ -192,6 +192,9 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 				"ON public.webhook_deliveries USING btree (subscription_id, event_seq)",
 			"webhook_deliveries_head_idx": "CREATE INDEX webhook_deliveries_head_idx ON public.webhook_deliveries " +
 				"USING btree (subscription_id, event_seq) WHERE (status = 'pending'::text)",
+			// Migration 00051: the retention purge.
+			"webhook_deliveries_finished_idx": "CREATE INDEX webhook_deliveries_finished_idx ON public.webhook_deliveries " +
+				"USING btree (updated_at) WHERE (status <> 'pending'::text)",
 		}, indexes(t, db.Owner, "webhook_deliveries"))
 	})
 

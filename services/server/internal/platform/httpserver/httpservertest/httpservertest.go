@@ -76,7 +76,7 @@ func New(t testing.TB, db *pgtest.DB, o httpserver.Options) *Env {
 	t.Helper()
 	clk := clock.NewFake(Start)
 	uow := pg.NewUnitOfWork(db.App, 3, 5*time.Second)
-	store, err := idempotencypg.New(db.App, uow, clk, idempotencypg.Options{KeyTTL: KeyTTL})
+	store, err := idempotencypg.New(db.App, uow, clk, idempotencypg.Options{KeyTTL: KeyTTL, PurgeBatchSize: 100})
 	require.NoError(t, err)
 	logs := &LogBuffer{}
 	auth := NewAuthenticator()

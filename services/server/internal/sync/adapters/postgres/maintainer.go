@@ -61,7 +61,9 @@ func NewMaintainer(pool *pgxpool.Pool, o MaintainerOptions) (*Maintainer, error)
 // whose upper bound is at or before now - EventRetention, raising the
 // retention watermark. now comes from the caller's clock, so a fake clock
 // drives retention in tests. Run is idempotent and safe from several
-// processes at once (PostgreSQL serializes the DDL on event_log).
+// processes at once: the function takes a transaction-scoped advisory lock
+// (migration 00050), so runs started together wait for each other instead
+// of creating one partition twice.
 //
 // Dropping takes a short exclusive lock on event_log, so appends and rounds
 // wait for it; run it periodically, not per request.

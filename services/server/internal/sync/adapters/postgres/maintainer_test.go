@@ -212,3 +212,43 @@ func TestPartitionMaintenanceIsTheOnlyDDL(t *testing.T) {
 	require.NoError(t, db.Owner.QueryRow(ctx, `SELECT count(*) FROM pg_partitioned_table WHERE partrelid = 'event_log'::regclass AND partdefid <> 0`).Scan(&defaults))
 	require.Zero(t, defaults)
 }
+
+// TestMaintainersStartedTogetherNeverFail starts several maintainers at once
+// on one fresh database, as api and worker roles do when they start
+// together (issue 13 item 4): every run succeeds, the partitions are
+// created exactly once and never overlap.
+func TestMaintainersStartedTogetherNeverFail(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	const processes = 8
+	total := 0
+	for round := range 3 {
+		at := now.Add(time.Duration(round) * 12 * time.Hour)
+		results := make(chan error, processes)
+		created := make(chan int, processes)
+		start := make(chan struct{})
+		for range processes {
+			m, err := postgres.NewMaintainer(db.App, postgres.MaintainerOptions{
+				PartitionInterval: time.Hour, PartitionAhead: 12 * time.Hour, EventRetention: 48 * time.Hour,
+			})
+			require.NoError(t, err)
+			go func() {
+				<-start
+				r, err := m.Run(context.Background(), at)
+				created <- r.Created
+				results <- err
+			}()
+		}
+		close(start)
+		for range processes {
+			require.NoError(t, <-results, "round %d", round)
+			total += <-created
+		}
+		parts := partitions(t, db)
+		for i := 1; i < len(parts); i++ {
+			require.Equal(t, parts[i-1].hi, parts[i].lo, "partitions are contiguous and never overlap")
+		}
+		require.Equal(t, len(parts), total, "every partition was created by exactly one run")
+	}
+}

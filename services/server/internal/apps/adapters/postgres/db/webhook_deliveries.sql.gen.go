@@ -126,6 +126,32 @@ func (q *Queries) WebhookDeliveryCountPending(ctx context.Context, arg WebhookDe
 	return items, nil
 }
 
+const webhookDeliveryDeleteFinished = `-- name: WebhookDeliveryDeleteFinished :execrows
+DELETE FROM webhook_deliveries
+WHERE id IN (
+    SELECT d.id FROM webhook_deliveries d
+    WHERE d.status <> 'pending' AND d.updated_at < $1
+    ORDER BY d.updated_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+`
+
+type WebhookDeliveryDeleteFinishedParams struct {
+	Before time.Time
+	Batch  int32
+}
+
+// One retention batch: up to @batch finished deliveries (never a pending
+// one) that finished before @before, oldest first. Rows another
+// transaction holds (a redelivery) are skipped, so a batch never waits.
+func (q *Queries) WebhookDeliveryDeleteFinished(ctx context.Context, arg WebhookDeliveryDeleteFinishedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, webhookDeliveryDeleteFinished, arg.Before, arg.Batch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const webhookDeliveryExpirePending = `-- name: WebhookDeliveryExpirePending :one
 WITH expired AS (
     UPDATE webhook_deliveries

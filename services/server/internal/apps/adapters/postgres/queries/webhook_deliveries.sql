@@ -221,3 +221,15 @@ FROM (
 ) AS head
 WHERE d.id = head.id
 RETURNING d.event_seq;
+
+-- name: WebhookDeliveryDeleteFinished :execrows
+-- One retention batch: up to @batch finished deliveries (never a pending
+-- one) that finished before @before, oldest first. Rows another
+-- transaction holds (a redelivery) are skipped, so a batch never waits.
+DELETE FROM webhook_deliveries
+WHERE id IN (
+    SELECT d.id FROM webhook_deliveries d
+    WHERE d.status <> 'pending' AND d.updated_at < @before
+    ORDER BY d.updated_at
+    LIMIT @batch
+    FOR UPDATE SKIP LOCKED);
