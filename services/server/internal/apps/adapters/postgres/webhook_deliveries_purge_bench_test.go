@@ -47,8 +47,9 @@ func BenchmarkPurgeFinishedDeliveries(b *testing.B) {
 	rows := benchPurgeRows(b)
 	_, err := tb.db.App.Exec(ctx, `
 		INSERT INTO webhook_deliveries (id, subscription_id, event_seq, event_id, status, attempt, response_code,
-			delivered_at, created_at, updated_at, event_occurred_at)
-		SELECT uuidv7(), $1, g, uuidv7(), 'succeeded', 1, 204, $2::timestamptz, $2::timestamptz, $2::timestamptz + g * interval '1 millisecond', $2::timestamptz
+			delivered_at, created_at, updated_at, finished_at, event_occurred_at)
+		SELECT uuidv7(), $1, g, uuidv7(), 'succeeded', 1, 204, $2::timestamptz, $2::timestamptz, $2::timestamptz + g * interval '1 millisecond',
+			$2::timestamptz + g * interval '1 millisecond', $2::timestamptz
 		FROM generate_series(1, $3::int) g`, old.ID, start, rows)
 	require.NoError(b, err)
 	for seq := int64(1); seq <= 100; seq++ {

@@ -14,10 +14,10 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
-// finishedAt moves a delivery's finish time (updated_at) to at.
+// finishedAt moves a delivery's finish time (finished_at) to at.
 func (b *testBundle) finishedAt(t *testing.T, d apps.Delivery, at time.Time) {
 	t.Helper()
-	_, err := b.db.App.Exec(context.Background(), `UPDATE webhook_deliveries SET updated_at = $2 WHERE id = $1`, d.ID, at)
+	_, err := b.db.App.Exec(context.Background(), `UPDATE webhook_deliveries SET finished_at = $2 WHERE id = $1`, d.ID, at)
 	require.NoError(t, err)
 }
 
@@ -81,7 +81,7 @@ func TestPurgeBatchIsIndexed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	require.Contains(t, b.explain(t, `SELECT d.id FROM webhook_deliveries d
-		WHERE d.status <> 'pending' AND d.updated_at < $1 ORDER BY d.updated_at LIMIT 100`, start), "webhook_deliveries_finished_idx")
+		WHERE d.finished_at IS NOT NULL AND d.finished_at < $1 ORDER BY d.finished_at LIMIT 100`, start), "webhook_deliveries_finished_idx")
 }
 
 func TestNewDeliveryPurgerRefusesBadOptions(t *testing.T) {

@@ -45,8 +45,9 @@ func (b *testBundle) delivery(t testing.TB, sub apps.Subscription, seq int64, st
 	}
 	_, err := b.db.App.Exec(context.Background(), `
 		INSERT INTO webhook_deliveries (id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at,
-			last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), NULLIF($9, 0), $10, $11, $11, $12)`,
+			last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at, finished_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), NULLIF($9, 0), $10, $11, $11, $12,
+			CASE WHEN $5 = 'pending' THEN NULL ELSE $11::timestamptz END)`,
 		d.ID, d.SubscriptionID, d.EventSeq, d.EventID, string(d.Status), d.Attempt, next, string(d.LastError), d.ResponseCode,
 		delivered, d.CreatedAt, d.EventOccurredAt)
 	require.NoError(t, err)

@@ -126,6 +126,8 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			{"updated_at", "timestamp with time zone", false, ""},
 			// 00043: the rest of the event's key in the log (ADR 0068).
 			{"event_occurred_at", "timestamp with time zone", false, ""},
+			// 00052: when the status left pending (the retention purge).
+			{"finished_at", "timestamp with time zone", true, ""},
 		}, columns(t, db.Owner, "webhook_deliveries"))
 	})
 
@@ -192,9 +194,10 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 				"ON public.webhook_deliveries USING btree (subscription_id, event_seq)",
 			"webhook_deliveries_head_idx": "CREATE INDEX webhook_deliveries_head_idx ON public.webhook_deliveries " +
 				"USING btree (subscription_id, event_seq) WHERE (status = 'pending'::text)",
-			// Migration 00051: the retention purge.
+			// Migrations 00051 and 00052: the retention purge, on a column
+			// no claim or retry writes (D-M2-26-45).
 			"webhook_deliveries_finished_idx": "CREATE INDEX webhook_deliveries_finished_idx ON public.webhook_deliveries " +
-				"USING btree (updated_at) WHERE (status <> 'pending'::text)",
+				"USING btree (finished_at) WHERE (finished_at IS NOT NULL)",
 		}, indexes(t, db.Owner, "webhook_deliveries"))
 	})
 

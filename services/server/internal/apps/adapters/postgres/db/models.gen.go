@@ -248,6 +248,7 @@ type WebhookDelivery struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	EventOccurredAt time.Time
+	FinishedAt      *time.Time
 }
 
 // Outgoing webhook subscriptions of app installations and agents. retention: config (kept while the subscription exists)

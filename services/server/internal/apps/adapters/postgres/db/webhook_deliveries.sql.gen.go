@@ -130,8 +130,8 @@ const webhookDeliveryDeleteFinished = `-- name: WebhookDeliveryDeleteFinished :e
 DELETE FROM webhook_deliveries
 WHERE id IN (
     SELECT d.id FROM webhook_deliveries d
-    WHERE d.status <> 'pending' AND d.updated_at < $1
-    ORDER BY d.updated_at
+    WHERE d.finished_at IS NOT NULL AND d.finished_at < $1::timestamptz AND d.status <> 'pending'
+    ORDER BY d.finished_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED)
 `
@@ -142,8 +142,9 @@ type WebhookDeliveryDeleteFinishedParams struct {
 }
 
 // One retention batch: up to @batch finished deliveries (never a pending
-// one) that finished before @before, oldest first. Rows another
-// transaction holds (a redelivery) are skipped, so a batch never waits.
+// one) that finished before @before, oldest first, through
+// webhook_deliveries_finished_idx (00052). Rows another transaction holds
+// (a redelivery) are skipped, so a batch never waits.
 func (q *Queries) WebhookDeliveryDeleteFinished(ctx context.Context, arg WebhookDeliveryDeleteFinishedParams) (int64, error) {
 	result, err := q.db.Exec(ctx, webhookDeliveryDeleteFinished, arg.Before, arg.Batch)
 	if err != nil {
@@ -155,7 +156,7 @@ func (q *Queries) WebhookDeliveryDeleteFinished(ctx context.Context, arg Webhook
 const webhookDeliveryExpirePending = `-- name: WebhookDeliveryExpirePending :one
 WITH expired AS (
     UPDATE webhook_deliveries
-    SET status = 'dead', next_attempt_at = NULL, last_error = 'event_expired', updated_at = $1
+    SET status = 'dead', next_attempt_at = NULL, last_error = 'event_expired', updated_at = $1, finished_at = $1
     WHERE subscription_id = $2 AND status = 'pending' AND event_seq < $3
     RETURNING event_seq
 )
@@ -187,7 +188,8 @@ func (q *Queries) WebhookDeliveryExpirePending(ctx context.Context, arg WebhookD
 const webhookDeliveryFinishUnsent = `-- name: WebhookDeliveryFinishUnsent :execrows
 WITH finished AS (
     UPDATE webhook_deliveries d
-    SET status = 'dead', attempt = $1, next_attempt_at = NULL, last_error = $2, updated_at = $3
+    SET status = 'dead', attempt = $1, next_attempt_at = NULL, last_error = $2, updated_at = $3,
+        finished_at = $3
     WHERE d.id = $4 AND d.status = 'pending'
     RETURNING d.id, d.subscription_id
 ), released AS (
@@ -320,7 +322,8 @@ WITH delivery AS (
         last_error = $4,
         response_code = $5,
         delivered_at = $6,
-        updated_at = $7
+        updated_at = $7,
+        finished_at = CASE WHEN $1::text = 'pending' THEN NULL ELSE $7::timestamptz END
     WHERE d.id = $8 AND d.status = 'pending' AND d.attempt = $9
     RETURNING d.event_seq
 ), outcome AS (

@@ -13,7 +13,7 @@ import (
 )
 
 const webhookDeliveryGetByID = `-- name: WebhookDeliveryGetByID :one
-SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at FROM webhook_deliveries WHERE id = $1
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at, finished_at FROM webhook_deliveries WHERE id = $1
 `
 
 func (q *Queries) WebhookDeliveryGetByID(ctx context.Context, id ids.ID) (WebhookDelivery, error) {
@@ -33,12 +33,13 @@ func (q *Queries) WebhookDeliveryGetByID(ctx context.Context, id ids.ID) (Webhoo
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.EventOccurredAt,
+		&i.FinishedAt,
 	)
 	return i, err
 }
 
 const webhookDeliveryLockByID = `-- name: WebhookDeliveryLockByID :one
-SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at FROM webhook_deliveries WHERE id = $1 FOR UPDATE
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at, finished_at FROM webhook_deliveries WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) WebhookDeliveryLockByID(ctx context.Context, id ids.ID) (WebhookDelivery, error) {
@@ -58,6 +59,7 @@ func (q *Queries) WebhookDeliveryLockByID(ctx context.Context, id ids.ID) (Webho
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.EventOccurredAt,
+		&i.FinishedAt,
 	)
 	return i, err
 }
@@ -89,7 +91,7 @@ func (q *Queries) WebhookDeliveryMakeHeadDue(ctx context.Context, arg WebhookDel
 }
 
 const webhookDeliveryPage = `-- name: WebhookDeliveryPage :many
-SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at FROM webhook_deliveries
+SELECT id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at, last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at, finished_at FROM webhook_deliveries
 WHERE subscription_id = $1
   AND ($2::text = '' OR status = $2::text)
   AND (NOT $3::boolean OR (event_seq, id) < ($4::bigint, $5::uuid))
@@ -138,6 +140,7 @@ func (q *Queries) WebhookDeliveryPage(ctx context.Context, arg WebhookDeliveryPa
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.EventOccurredAt,
+			&i.FinishedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -157,7 +160,8 @@ SET status = $1,
     response_code = $4,
     delivered_at = $5,
     created_at = $6,
-    updated_at = $7
+    updated_at = $7,
+    finished_at = CASE WHEN $1::text = 'pending' THEN NULL ELSE finished_at END
 WHERE id = $8
 `
 

@@ -140,7 +140,8 @@ FROM head LEFT JOIN claimed ON claimed.id = head.id;
 -- back in the same statement.
 WITH finished AS (
     UPDATE webhook_deliveries d
-    SET status = 'dead', attempt = @attempt, next_attempt_at = NULL, last_error = @last_error, updated_at = @now
+    SET status = 'dead', attempt = @attempt, next_attempt_at = NULL, last_error = @last_error, updated_at = @now,
+        finished_at = @now
     WHERE d.id = @id AND d.status = 'pending'
     RETURNING d.id, d.subscription_id
 ), released AS (
@@ -155,7 +156,7 @@ SELECT id FROM finished;
 -- name: WebhookDeliveryExpirePending :one
 WITH expired AS (
     UPDATE webhook_deliveries
-    SET status = 'dead', next_attempt_at = NULL, last_error = 'event_expired', updated_at = @now
+    SET status = 'dead', next_attempt_at = NULL, last_error = 'event_expired', updated_at = @now, finished_at = @now
     WHERE subscription_id = @subscription_id AND status = 'pending' AND event_seq < @below_seq
     RETURNING event_seq
 )
@@ -181,7 +182,8 @@ WITH delivery AS (
         last_error = @last_error,
         response_code = @response_code,
         delivered_at = @delivered_at,
-        updated_at = @now
+        updated_at = @now,
+        finished_at = CASE WHEN @status::text = 'pending' THEN NULL ELSE @now::timestamptz END
     WHERE d.id = @id AND d.status = 'pending' AND d.attempt = @attempt
     RETURNING d.event_seq
 ), outcome AS (
@@ -224,12 +226,13 @@ RETURNING d.event_seq;
 
 -- name: WebhookDeliveryDeleteFinished :execrows
 -- One retention batch: up to @batch finished deliveries (never a pending
--- one) that finished before @before, oldest first. Rows another
--- transaction holds (a redelivery) are skipped, so a batch never waits.
+-- one) that finished before @before, oldest first, through
+-- webhook_deliveries_finished_idx (00052). Rows another transaction holds
+-- (a redelivery) are skipped, so a batch never waits.
 DELETE FROM webhook_deliveries
 WHERE id IN (
     SELECT d.id FROM webhook_deliveries d
-    WHERE d.status <> 'pending' AND d.updated_at < @before
-    ORDER BY d.updated_at
+    WHERE d.finished_at IS NOT NULL AND d.finished_at < @before::timestamptz AND d.status <> 'pending'
+    ORDER BY d.finished_at
     LIMIT @batch
     FOR UPDATE SKIP LOCKED);

@@ -87,7 +87,8 @@ SET status = @status,
     response_code = @response_code,
     delivered_at = @delivered_at,
     created_at = @created_at,
-    updated_at = @updated_at
+    updated_at = @updated_at,
+    finished_at = CASE WHEN @status::text = 'pending' THEN NULL ELSE finished_at END
 WHERE id = @id;
 
 -- name: WebhookDeliveryPage :many
