@@ -66,7 +66,7 @@ func setup(t *testing.T) *testBundle {
 	b := &testBundle{db: pgtest.New(t), clock: clock.NewFake(httpservertest.Start)}
 	b.id = identitytest.New(t, b.db, b.clock, authztest.NewAuthorizer(t, b.db, b.clock, nil), noApps{}, identitytest.Options())
 	uow := pg.NewUnitOfWork(b.db.App, 3, 5*time.Second)
-	store, err := idempotencypg.New(b.db.App, uow, b.clock, idempotencypg.Options{KeyTTL: httpservertest.KeyTTL})
+	store, err := idempotencypg.New(b.db.App, uow, b.clock, idempotencypg.Options{KeyTTL: httpservertest.KeyTTL, PurgeBatchSize: 100})
 	require.NoError(t, err)
 	b.hs, err = httpserver.New(httpservertest.Options(), httpserver.Deps{
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: b.clock, Authenticator: b.id.Service, Idempotency: store})
