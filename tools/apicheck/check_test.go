@@ -158,8 +158,8 @@ func TestCheckFindsEachDefect(t *testing.T) {
 		},
 		{
 			name:    "a problem code without a row",
-			old:     "        - rate_limited\n        - internal\n      x-problem-codes:\n",
-			new:     "        - rate_limited\n        - internal\n        - gone\n      x-problem-codes:\n",
+			old:     "        - unavailable\n        - internal\n      x-problem-codes:\n",
+			new:     "        - unavailable\n        - internal\n        - gone\n      x-problem-codes:\n",
 			problem: "ProblemCode: x-problem-codes",
 		},
 	}
