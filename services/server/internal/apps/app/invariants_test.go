@@ -111,7 +111,7 @@ func TestDeliveryRedeliveryDuringAttemptKeepsOneInFlight(t *testing.T) {
 func TestDeliveryLeaseOutlivesItsAttempt(t *testing.T) {
 	t.Parallel()
 	b := deliveryWorld(t, options{realClock: true, change: func(o *app.DeliveryOptions) {
-		o.DeliveryTimeout = 1500 * time.Millisecond
+		o.DeliveryTimeout = 3 * time.Second
 		o.Retry.Base, o.Retry.Cap = 5*time.Second, 5*time.Second
 	}})
 	b.post(t, b.w.Alex, b.w.Eskalation, "slow commit")
@@ -124,7 +124,7 @@ func TestDeliveryLeaseOutlivesItsAttempt(t *testing.T) {
 		BEGIN
 			IF NOT (SELECT done FROM slow_commit_once) THEN
 				UPDATE slow_commit_once SET done = true;
-				PERFORM pg_sleep(0.9);
+				PERFORM pg_sleep(1.2);
 			END IF;
 			RETURN NULL;
 		END $$;
