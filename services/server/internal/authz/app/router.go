@@ -14,51 +14,32 @@ import (
 
 var _ authz.DeliveryRouter = (*Authorizer)(nil)
 
-// place is where an event's resource sits, as far as the visibility of
-// apps goes: a channel (and the threads and messages in it), or a space.
-type place struct {
-	space, channel ids.ID
-}
-
 // reaches memoises Reach per place for one unit of work.
 type reaches struct {
 	mu sync.Mutex
-	by map[place][]ids.ID
+	by map[domain.Place][]ids.ID
 }
 
 var reachesKey = txn.NewKey[*reaches]("authz.reaches")
 
-// Reach implements authz.DeliveryRouter with the visibility rules of
-// domain.StandingOn for apps (docs/spec/07-permissions.md 4.3): an app sees
-// a channel and what is in it with a grant on the channel or its space, a
-// space with any grant in it, the instance always, and nothing else.
+// Reach implements authz.DeliveryRouter with the place of domain.PlaceOf,
+// the rules of domain.StandingOn for apps (docs/spec/07-permissions.md
+// 4.3): an app sees a channel and what is in it with a grant on the
+// channel or its space, a space with any grant in it, the instance always,
+// and nothing else.
 func (a *Authorizer) Reach(ctx context.Context, r authorize.Resource) (authz.Reach, error) {
 	if !r.Audience.IsZero() {
 		return authz.Reach{Principals: []ids.ID{r.Audience}}, nil
 	}
-	var at place
-	switch r.Kind {
-	case authorize.KindChannel:
-		at = place{space: r.SpaceID, channel: r.ID}
-		if at.channel.IsZero() {
-			at.channel = r.ChannelID
-		}
-	case authorize.KindThread, authorize.KindMessage:
-		at = place{space: r.SpaceID, channel: r.ChannelID}
-	case authorize.KindSpace:
-		at = place{space: r.ID}
-		if at.space.IsZero() {
-			at.space = r.SpaceID
-		}
-	}
-	if at.space.IsZero() {
+	at, narrowed := domain.PlaceOf(r)
+	if !narrowed {
 		// The instance, a collection, or a resource only owners see: the
 		// decision tells; nothing narrows it here.
 		return authz.Reach{Everyone: true}, nil
 	}
 	memo, ok := reachesKey.Get(ctx)
 	if !ok {
-		memo = &reaches{by: map[place][]ids.ID{}}
+		memo = &reaches{by: map[domain.Place][]ids.ID{}}
 		reachesKey.Set(ctx, memo)
 	}
 	memo.mu.Lock()
@@ -66,7 +47,7 @@ func (a *Authorizer) Reach(ctx context.Context, r authorize.Resource) (authz.Rea
 	memo.mu.Unlock()
 	if !found {
 		var err error
-		if holders, err = a.grants.HoldersIn(ctx, at.space, at.channel); err != nil {
+		if holders, err = a.grants.HoldersIn(ctx, at.Space, at.Channel); err != nil {
 			return authz.Reach{}, err
 		}
 		memo.mu.Lock()

@@ -70,10 +70,7 @@ func StandingOn(p actor.Principal, r authorize.Resource, f Facts) (Standing, err
 		}
 		return Standing{Visible: true, Level: authz.LevelRead}, nil
 	case authorize.KindSpace:
-		space := r.ID
-		if space.IsZero() {
-			space = r.SpaceID
-		}
+		space := spaceOf(r)
 		if space.IsZero() {
 			if owner {
 				return Standing{Visible: true, Level: authz.LevelAdmin}, nil
@@ -82,10 +79,7 @@ func StandingOn(p actor.Principal, r authorize.Resource, f Facts) (Standing, err
 		}
 		return spaceStanding(p, space, f), nil
 	case authorize.KindChannel:
-		channel := r.ID
-		if channel.IsZero() {
-			channel = r.ChannelID
-		}
+		channel := channelOf(r)
 		if r.SpaceID.IsZero() {
 			return Standing{}, ErrUnplaced
 		}
@@ -104,6 +98,48 @@ func StandingOn(p actor.Principal, r authorize.Resource, f Facts) (Standing, err
 		}
 		return Standing{}, nil
 	}
+}
+
+// spaceOf is the space a space resource names: its ID, else SpaceID.
+func spaceOf(r authorize.Resource) ids.ID {
+	if !r.ID.IsZero() {
+		return r.ID
+	}
+	return r.SpaceID
+}
+
+// channelOf is the channel a channel resource names: its ID, else
+// ChannelID.
+func channelOf(r authorize.Resource) ids.ID {
+	if !r.ID.IsZero() {
+		return r.ID
+	}
+	return r.ChannelID
+}
+
+// Place is where a resource sits as far as the grants of apps go.
+type Place struct {
+	// Space and Channel (Zero for a space-wide place).
+	Space, Channel ids.ID
+}
+
+// PlaceOf returns the place whose grants decide, under the rules of
+// StandingOn, whether an app sees r: the channel of a channel, thread or
+// message, with its space; the space of a space. It returns false for
+// everything else (the instance, collections, the kinds only owners see),
+// where grants do not narrow who sees r. The delivery router
+// (authz.DeliveryRouter.Reach) finds the holders of grants there.
+func PlaceOf(r authorize.Resource) (Place, bool) {
+	var at Place
+	switch r.Kind {
+	case authorize.KindChannel:
+		at = Place{Space: r.SpaceID, Channel: channelOf(r)}
+	case authorize.KindThread, authorize.KindMessage:
+		at = Place{Space: r.SpaceID, Channel: r.ChannelID}
+	case authorize.KindSpace:
+		at = Place{Space: spaceOf(r)}
+	}
+	return at, !at.Space.IsZero()
 }
 
 // spaceStanding is the standing on a space with an ID.

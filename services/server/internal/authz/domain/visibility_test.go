@@ -9,6 +9,7 @@ import (
 	"bothy/server/internal/authz/domain"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/ids"
 )
 
 func TestStandingOn(t *testing.T) {
@@ -56,4 +57,46 @@ func TestLevels(t *testing.T) {
 	require.Equal(t, authz.LevelWrite, authz.Max(authz.LevelRead, authz.LevelWrite))
 	require.Equal(t, authz.LevelRead, authz.Max(authz.LevelRead, ""))
 	require.False(t, authz.Level("root").Valid())
+}
+
+// TestPlaceOfIsWhereAnAppsGrantDecides: for every kind of resource, an app
+// with a grant exactly on the place PlaceOf names sees the resource, and
+// for the kinds PlaceOf does not place, grants do not decide (the
+// instance is visible without one, owner-only kinds are not visible with
+// one). The delivery router relies on it to find the apps an event can
+// reach.
+func TestPlaceOfIsWhereAnAppsGrantDecides(t *testing.T) {
+	t.Parallel()
+	space, channel := ids.New(), ids.New()
+	app := actor.Principal{ID: ids.New(), Kind: actor.KindApp, InstallationActive: true}
+	for _, tc := range []struct {
+		name   string
+		r      authorize.Resource
+		placed bool
+	}{
+		{"a message", authorize.Resource{Kind: authorize.KindMessage, ID: ids.New(), SpaceID: space, ChannelID: channel}, true},
+		{"a thread", authorize.Resource{Kind: authorize.KindThread, ID: ids.New(), SpaceID: space, ChannelID: channel}, true},
+		{"a channel by its ID", authorize.Resource{Kind: authorize.KindChannel, ID: channel, SpaceID: space}, true},
+		{"a space by its ID", authorize.Resource{Kind: authorize.KindSpace, ID: space}, true},
+		{"the instance", authorize.Resource{Kind: authorize.KindInstance}, false},
+		{"an app", authorize.Resource{Kind: authorize.KindApp, ID: ids.New()}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			at, placed := domain.PlaceOf(tc.r)
+			require.Equal(t, tc.placed, placed)
+			without, err := domain.StandingOn(app, tc.r, domain.Facts{})
+			require.NoError(t, err)
+			if !placed {
+				with, err := domain.StandingOn(app, tc.r, domain.Facts{Grants: []domain.GrantFact{{SpaceID: space, Level: authz.LevelAdmin}}})
+				require.NoError(t, err)
+				require.Equal(t, without.Visible, with.Visible, "grants do not decide an unplaced resource")
+				return
+			}
+			require.False(t, without.Visible, "without a grant the app does not see it")
+			with, err := domain.StandingOn(app, tc.r, domain.Facts{Grants: []domain.GrantFact{{SpaceID: at.Space, ChannelID: at.Channel, Level: authz.LevelRead}}})
+			require.NoError(t, err)
+			require.True(t, with.Visible, "a grant on the place makes it visible")
+		})
+	}
 }

@@ -16,8 +16,9 @@ import (
 // maintainDuringRound is the real event source with partition maintenance
 // started, on another connection, right after the round's first read of
 // the log: retention dropping a partition between the round's reads. It
-// waits until the maintenance committed or waits for a lock the round
-// holds, so the interleaving is forced either way.
+// waits until the maintenance committed or waits for a lock in this test's
+// database (the round's; other tests share the cluster, not the database),
+// so the interleaving is forced either way.
 type maintainDuringRound struct {
 	app.EventSource
 	b       *testBundle
@@ -44,7 +45,8 @@ func (m *maintainDuringRound) afterFirstRead() {
 		}
 		var waiting int
 		require.NoError(m.t, m.b.db.Owner.QueryRow(context.Background(),
-			`SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&waiting))
+			`SELECT count(*) FROM pg_locks WHERE NOT granted
+			 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting))
 		if waiting > 0 {
 			return
 		}
