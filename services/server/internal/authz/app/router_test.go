@@ -70,3 +70,22 @@ func TestDeliveryRouterAgreesWithTheDecision(t *testing.T) {
 	require.Empty(t, audittest.List(t, b.db.App, audittest.Filter{Action: "webhook_out.deliver"}))
 	require.Zero(t, b.decisions(t, "allow", ""))
 }
+
+// TestDeliverableRoutesAMalformedEventToTheAttempt: a stored event whose
+// resource the decision rejects (no receive action, a data fault) is an
+// internal error for Authorize, so the check before the attempt reports
+// it on the head; Deliverable routes it instead of failing, so one such
+// event cannot stop the consumer round for every app.
+func TestDeliverableRoutesAMalformedEventToTheAttempt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := authorize.Resource{Kind: authorize.KindMessage, ID: ids.New(), SpaceID: b.world.Support, ChannelID: b.world.Allgemein}
+	require.NoError(t, b.uow.Do(background, func(ctx context.Context) error {
+		_, err := b.az.Authorize(authorize.Filter(ctx), b.world.Tracker, authorize.WebhookOutDeliver, r)
+		require.Error(t, err, "the attempt's check fails on it")
+		got, err := b.az.Deliverable(ctx, []actor.Principal{b.world.Tracker}, r)
+		require.NoError(t, err)
+		require.Equal(t, []bool{true}, got, "routed, although Tracker has no grant on Allgemein")
+		return nil
+	}))
+}
