@@ -2,8 +2,8 @@
 // the outgoing port Store. Every use case runs in one unit of work: it
 // loads the rows it acts on, authorizes with a Resource filled from them
 // (kernel/authorize), validates, writes, audits allowed changes of audited
-// actions and appends its durable event last (the append lock is held until
-// commit, ADR 0051).
+// actions and appends its durable event in the same unit of work (ADR 0051;
+// the append takes no lock, ADR 0070).
 package app
 
 import (

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	eventsync "bothy/server/internal/sync"
+	"bothy/server/internal/sync/domain"
 )
 
 // EventSource reads the event log inside the round's unit of work.
@@ -18,21 +19,41 @@ type EventSource interface {
 	MinRetainedSeq(ctx context.Context) (int64, error)
 	// ReadAfter returns up to limit events with seq > after, in seq order.
 	ReadAfter(ctx context.Context, after int64, limit int) ([]eventsync.Event, error)
+	// WritersEndedBefore reports whether no transaction of this database
+	// whose id is older than xid (an xid8) still runs, not counting the
+	// caller's own: then every seq taken by such a transaction is settled
+	// for reads that start afterwards (domain.Settle).
+	WritersEndedBefore(ctx context.Context, xid uint64) (bool, error)
 	// HeadSeq returns the highest seq in the log, or 0 when it is empty. It
 	// feeds the lag metric only.
 	HeadSeq(ctx context.Context) (int64, error)
 }
 
-// CursorStore keeps one cursor per consumer: the seq of the last event the
-// consumer handled.
+// Cursor is a consumer's place in the log.
+type Cursor struct {
+	// Seq is the seq of the last event the consumer handled.
+	Seq int64
+	// Horizon is kept while events after Seq wait behind a gap whose
+	// writers may still run (domain.Settle); zero otherwise.
+	Horizon domain.Horizon
+}
+
+// CursorStore keeps one cursor per consumer.
 type CursorStore interface {
+	// ReadCursor returns the cursor of name without locking it, creating
+	// it right below the retained log when it does not exist yet (created
+	// is then true: the unit of work has written before the round's read).
+	// It reads in the ambient unit of work and returns an error outside
+	// one.
+	ReadCursor(ctx context.Context, name eventsync.ConsumerName) (c Cursor, created bool, err error)
 	// LockCursor returns the cursor of name locked for the rest of the
 	// ambient unit of work (concurrent rounds of the same consumer wait on
-	// it), creating it right below the retained log when it does not exist
-	// yet. It returns an error outside a unit of work.
-	LockCursor(ctx context.Context, name eventsync.ConsumerName) (int64, error)
-	// SetCursor moves the cursor of name to seq in the ambient unit of work.
-	SetCursor(ctx context.Context, name eventsync.ConsumerName, seq int64) error
+	// it) and the unit of work's transaction id (xid8), assigned by this
+	// call if it had none. It returns an error outside a unit of work or
+	// when the cursor does not exist.
+	LockCursor(ctx context.Context, name eventsync.ConsumerName) (c Cursor, xid uint64, err error)
+	// SetCursor stores c as the cursor of name in the ambient unit of work.
+	SetCursor(ctx context.Context, name eventsync.ConsumerName, c Cursor) error
 }
 
 // Coordinator makes sure only one process runs a given consumer and wakes

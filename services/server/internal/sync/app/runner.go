@@ -120,13 +120,18 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 // session: the cursor row lock serializes it with any concurrent round of
 // the same consumer. Tests and tools use it; Run uses the same round.
 //
-// A round is one unit of work: lock the cursor, read up to
-// consumer.batch_size events after the cursor in seq order, then the
-// retention watermark (in this order, so a drop between the two reads is
-// never missed), plan with domain.PlanRound, call HandleLost once when
-// events were lost and the handler implements sync.ConsumerLossHandler,
-// call HandleEvent for each event read, move the cursor to the last one
-// (or past the lost range), commit. Any error rolls back all of it and is returned as is.
+// A round is one unit of work: read the cursor (and, when it keeps a
+// horizon, whether the writers before it have ended), read up to
+// consumer.batch_size events after it in seq order, lock the cursor (which
+// gives the round its transaction id, after the read), read the retention
+// watermark (events first, watermark second, so a drop between the two
+// reads is never missed), plan with domain.PlanRound, decide with
+// domain.Settle how far the events read may be handled (appends take no
+// lock, so a lower seq may still be in flight: ADR 0070), call HandleLost
+// once when events were lost and the handler implements
+// sync.ConsumerLossHandler, call HandleEvent for each event it may handle,
+// store the cursor (and the horizon of a gap it stopped at), commit. Any
+// error rolls back all of it and is returned as is.
 func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
 	res, err := r.round(ctx)
 	return res.handled, err
@@ -143,9 +148,22 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 	var res roundResult
 	err := r.deps.UoW.Do(ctx, func(ctx context.Context) error {
 		res = roundResult{}
-		cursor, err := r.deps.Cursors.LockCursor(ctx, r.name)
+		// The unlocked read comes first so that the round's transaction id,
+		// which locking the cursor assigns, is younger than its read of the
+		// log (domain.Settle). A consumer's first round writes its cursor
+		// before the read and so keeps no horizon.
+		seen, created, err := r.deps.Cursors.ReadCursor(ctx, r.name)
 		if err != nil {
 			return err
+		}
+		// Whether the stored horizon is settled is asked before the read:
+		// a writer that ends after this question may have committed before
+		// the read, and the read sees it.
+		settled := false
+		if seen.Horizon.XID != 0 {
+			if settled, err = r.deps.Events.WritersEndedBefore(ctx, seen.Horizon.XID); err != nil {
+				return err
+			}
 		}
 		// The events first, the watermark second (D-M2-26-36): partition
 		// maintenance may commit between two statements of the round, and
@@ -154,9 +172,25 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 		// those read or below the watermark read afterwards, so it is
 		// handled or reported lost; read the other way round, a drop in
 		// between hid events from both.
-		events, err := r.deps.Events.ReadAfter(ctx, cursor, r.opts.BatchSize)
+		read, err := r.deps.Events.ReadAfter(ctx, seen.Seq, r.opts.BatchSize)
 		if err != nil {
 			return err
+		}
+		cur, xid, err := r.deps.Cursors.LockCursor(ctx, r.name)
+		if err != nil {
+			return err
+		}
+		if created {
+			xid = 0
+		}
+		if cur.Horizon != seen.Horizon {
+			settled = false // a concurrent round stored another one
+		}
+		// A concurrent round of this consumer may have moved the cursor
+		// between the read and the lock; what it handled is dropped here.
+		events := read
+		for len(events) > 0 && events[0].Seq <= cur.Seq {
+			events = events[1:]
 		}
 		minRetained, err := r.deps.Events.MinRetainedSeq(ctx)
 		if err != nil {
@@ -166,10 +200,15 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 			// What was read is handled, even if retention dropped it since.
 			minRetained = min(minRetained, events[0].Seq)
 		}
-		plan, err := domain.PlanRound(cursor, minRetained, r.opts.BatchSize)
+		plan, err := domain.PlanRound(cur.Seq, minRetained, r.opts.BatchSize)
 		if err != nil {
 			return err
 		}
+		seqs := make([]int64, len(events))
+		for i, ev := range events {
+			seqs[i] = ev.Seq
+		}
+		settle := domain.Settle(plan.After, seqs, cur.Horizon, settled, xid)
 		if plan.Lost() {
 			res.lostFrom, res.lostTo = plan.LostFrom, plan.LostTo
 			if r.loss != nil {
@@ -179,16 +218,18 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 			}
 		}
 		var last int64
-		for _, ev := range events {
+		for _, ev := range events[:settle.Handle] {
 			if err := r.handler.HandleEvent(ctx, ev); err != nil {
 				return err
 			}
 			last = ev.Seq
 		}
-		res.handled, res.full = len(events), len(events) == plan.Limit
-		res.cursor = plan.NextCursor(last, len(events))
-		if res.cursor != cursor {
-			if err := r.deps.Cursors.SetCursor(ctx, r.name, res.cursor); err != nil {
+		res.handled = settle.Handle
+		res.full = len(read) == plan.Limit && !settle.Held
+		next := Cursor{Seq: plan.NextCursor(last, settle.Handle), Horizon: settle.Horizon}
+		res.cursor = next.Seq
+		if next != cur {
+			if err := r.deps.Cursors.SetCursor(ctx, r.name, next); err != nil {
 				return err
 			}
 		}

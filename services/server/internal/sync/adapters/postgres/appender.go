@@ -52,16 +52,15 @@ VALUES (nextval('event_log_seq'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 
 RETURNING seq`
 
 // Append implements eventlog.Appender. It validates ev (domain.PrepareAppend),
-// then, in the unit of work of ctx and in one round trip: takes the append
-// lock, allocates the seq, inserts the row and notifies NotifyChannel.
+// then, in the unit of work of ctx and in one round trip: makes sure the
+// transaction has its id, allocates the seq, inserts the row and notifies
+// NotifyChannel.
 //
-// Why the lock: a sequence hands out numbers in call order, but transactions
-// commit in any order. Without the lock a consumer could read seq 8, move its
-// cursor there and never see seq 7 committing a moment later. With
-// pg_advisory_xact_lock taken right before nextval and held until commit,
-// seq order is commit order. The price: transactions that append run their
-// remaining work after the append one at a time, so a use case appends its
-// event as its last write (ADR 0051).
+// No lock orders the appends (ADR 0070): transactions commit in any order,
+// so a consumer may see seq 8 while seq 7 is still in flight, and consumer
+// rounds wait at such gaps until they are settled (sync/domain Settle). The
+// rule needs the transaction's id to be assigned before the seq is taken,
+// which pg_current_xact_id() does when the unit of work has not written yet.
 //
 // occurred_at is the clock's time cut to microseconds (the precision of
 // timestamptz), so the stored and the returned time are equal.
@@ -82,7 +81,7 @@ func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appe
 	at := a.clock.Now().UTC().Truncate(time.Microsecond)
 
 	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_advisory_xact_lock($1, 0)`, LockClassAppend)
+	b.Queue(`SELECT pg_current_xact_id()`)
 	var seq int64
 	b.Queue(insertEvent, id, string(ev.Type), string(p.Info.ResourceKind), ev.ResourceID, ev.SpaceID,
 		ev.ChannelID, ev.ThreadID, ev.AudiencePrincipalID, string(p.Info.ReceiveAction), ev.ActorID,

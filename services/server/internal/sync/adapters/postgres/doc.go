@@ -4,18 +4,16 @@
 // Cursors, the Sessions that let one process at a time run a consumer and
 // wake it by LISTEN/NOTIFY, and the Maintainer of the time partitions.
 //
-// Two advisory lock classes are used, both in the two-key form so they never
-// meet River's single-key locks: LockClassAppend serializes appends until
-// commit (seq order equals commit order) and LockClassConsumer holds a
-// consumer for one process (key: consumer_cursors.lock_key).
+// One advisory lock class is used, in the two-key form so it never meets
+// River's single-key locks: LockClassConsumer holds a consumer for one
+// process (key: consumer_cursors.lock_key). Appends take no lock (ADR 0070);
+// the class 0x62740001 served them before and stays unused.
 package postgres
 
 import "bothy/server/internal/kernel/errs"
 
 // The advisory lock classes (first key of pg_advisory_*lock(int, int)).
 const (
-	// LockClassAppend with key 0 is taken by every append until commit.
-	LockClassAppend int32 = 0x62740001
 	// LockClassConsumer with a consumer's lock_key is held by the process
 	// that runs the consumer, for the life of its session.
 	LockClassConsumer int32 = 0x62740002

@@ -139,6 +139,28 @@ func (l *Log) ReadAfter(ctx context.Context, after int64, limit int) ([]eventsyn
 	return out, nil
 }
 
+// writersEndedBefore looks at the transactions of this database that hold
+// an id, as pg_stat_activity shows them (a role sees the transactions of
+// its own sessions, which are the ones that append). backend_xid is a
+// 32-bit xid, so both sides are compared by age(), which measures from the
+// same point within one statement; ages stay far below 2^31 here.
+const writersEndedBefore = `
+SELECT NOT EXISTS (
+	SELECT 1 FROM pg_stat_activity
+	WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL
+	  AND age(backend_xid) >= age((($1::xid8)::text::numeric % 4294967296)::text::xid))`
+
+// WritersEndedBefore implements app.EventSource. Only this database's
+// transactions count: other databases of the cluster cannot take seqs of
+// this log, and a long transaction there must not hold back its consumers.
+func (l *Log) WritersEndedBefore(ctx context.Context, xid uint64) (bool, error) {
+	var ended bool
+	if err := pg.Conn(ctx, l.pool).QueryRow(ctx, writersEndedBefore, xid).Scan(&ended); err != nil {
+		return false, errs.Wrap(err, "sync: looking at running writers failed")
+	}
+	return ended, nil
+}
+
 // HeadSeq implements app.EventSource: the highest committed seq, 0 for an
 // empty log.
 func (l *Log) HeadSeq(ctx context.Context) (int64, error) {
