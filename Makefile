@@ -143,18 +143,29 @@ REGISTER_CHECK_PKGS ?= ./api/... ./internal/wire/...
 # sqlc is pinned in its own tools module and built without cgo (its WASM
 # parser), once, into Go's build cache.
 SQLC = $$(cd $(CURDIR)/tools/sqlc && CGO_ENABLED=0 GOWORK=off $(GO) tool -n sqlc)
-SQLC_OUT := internal/apps/adapters/postgres/db
+# The generated package of every module, read from sqlc.yaml (one entry a
+# module, ADR 0078): internal/<module>/adapters/postgres/db beside the
+# queries in internal/<module>/adapters/postgres/queries.
+SQLC_OUT = $(shell sed -n 's/^ *out: *//p' $(SERVER)/sqlc.yaml)
 
 .PHONY: codegen
 codegen: codegen-routes codegen-sqlc ## Regenerate every generated file from its sources.
 
 .PHONY: codegen-sqlc
-codegen-sqlc: ## Regenerate the sqlc query code from the queries and the migrations.
-	cd $(SERVER) && $(SQLC) generate
+codegen-sqlc: ## Regenerate the sqlc query code of every module from its queries and the migrations.
+	cd $(SERVER) && rm -f $(addsuffix /*.gen.go,$(SQLC_OUT)) && $(SQLC) generate
 
+# sqlc diff compares what it generates with the files; a file left over from
+# a removed query file is caught by the loop.
 .PHONY: codegen-check-sqlc
-codegen-check-sqlc: ## Fail when the sqlc output differs from its queries and the migrations.
+codegen-check-sqlc: ## Fail when the sqlc output of a module differs from its queries and the migrations.
 	cd $(SERVER) && $(SQLC) diff || { echo "codegen-check: sqlc output is stale: run make codegen" >&2; exit 1; }
+	cd $(SERVER) && for d in $(SQLC_OUT); do \
+	  for f in "$$d"/*.sql.gen.go; do \
+	    q="$$(dirname "$$d")/queries/$$(basename "$$f" .gen.go)"; \
+	    [ ! -e "$$f" ] || [ -f "$$q" ] || { echo "codegen-check: $(SERVER)/$$f has no query file $$q: run make codegen" >&2; exit 1; }; \
+	  done; \
+	done
 
 .PHONY: codegen-routes
 codegen-routes: ## Regenerate services/server/api from api/openapi.yaml and operations.yaml.

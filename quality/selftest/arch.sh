@@ -61,6 +61,20 @@ expect_fail "production code imports the test harness" gate
 expect_output "is a test harness, for tests only" "the test-only rule is named"
 unplant
 
+# Inline SQL (ADR 0078): a use case that runs a statement of its own, and
+# an inline_sql entry for a function without any.
+mkdir -p "$s/internal/chat/app"
+printf '%s\n' 'package app' '' 'import (' '	"context"' '' '	"bothy/server/internal/platform/pg"' ')' '' \
+  'func planted(ctx context.Context, db pg.DBTX) error { _, err := db.Exec(ctx, "SELECT 1"); return err }' >"$s/internal/chat/app/planted.go"
+expect_fail "a use case runs inline SQL" gate
+expect_output "internal/chat/app/planted.go:9: planted runs inline SQL \\(Exec\\)" "the place and the way out are named"
+unplant
+cp "$s/architecture/modules.yaml" "$scratch/modules.yaml"
+sed -i 's|^inline_sql:$|&\n  internal/apps/adapters/postgres: [Store.Planted]|' "$s/architecture/modules.yaml"
+expect_fail "an inline_sql entry for a function without inline SQL" gate
+expect_output "inline_sql lists internal/apps/adapters/postgres Store.Planted, which runs no inline SQL" "the stale entry is named"
+cp "$scratch/modules.yaml" "$s/architecture/modules.yaml"
+
 pkg internal/billing
 expect_fail "a package outside every module" gate
 expect_output "belongs to no module" "the unknown package is named"

@@ -13,7 +13,10 @@
 //   - use cases (app) never import their adapters;
 //   - restricted packages (the generated api) are imported only by the
 //     importers modules.yaml names; test-only packages only by tests;
-//   - every package of the Go module belongs to a module of modules.yaml.
+//   - every package of the Go module belongs to a module of modules.yaml;
+//   - the production code of the business modules runs SQL only through
+//     the sqlc packages, except in the functions inline_sql lists, and
+//     every listed function still runs inline SQL (ADR 0078).
 //
 // Usage:
 //
@@ -67,6 +70,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	vs := cfg.Check(pkgs)
+	sqlVs, err := cfg.CheckSQL(pkgs)
+	if err != nil {
+		return fail(err)
+	}
+	vs = append(vs, sqlVs...)
 	for _, v := range vs {
 		fmt.Fprintf(stdout, "arch: %s\n", v)
 	}
@@ -80,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // goList runs `go list -e -json ./...` in dir and decodes its stream.
 func goList(dir string) ([]Package, error) {
-	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,TestImports,XTestImports,Error", "./...")
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Dir,GoFiles,Imports,TestImports,XTestImports,Error", "./...")
 	cmd.Dir = dir
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -30,6 +30,10 @@ type Config struct {
 	DomainLibraries []string `yaml:"domain_libraries"`
 	// Modules maps a module name to its rules.
 	Modules map[string]*Module `yaml:"modules"`
+	// InlineSQL maps a relative package path of a business module to the
+	// functions (Type.Method or Func, or "*" for all of them) that may run
+	// SQL written in Go instead of a sqlc query (ADR 0078, CheckSQL).
+	InlineSQL map[string][]string `yaml:"inline_sql"`
 }
 
 // Module is one module of modules.yaml.
@@ -61,6 +65,14 @@ func ParseConfig(data []byte) (*Config, error) {
 	for _, lib := range c.DomainLibraries {
 		if _, inModule := c.relative(lib); inModule || isStd(lib) || strings.HasSuffix(lib, "/") {
 			return nil, fmt.Errorf("modules.yaml: domain_libraries entry %q is no third-party import path", lib)
+		}
+	}
+	for rel, funcs := range c.InlineSQL {
+		switch {
+		case len(funcs) == 0:
+			return nil, fmt.Errorf("modules.yaml: inline_sql entry %s lists no function", rel)
+		case len(funcs) > 1 && contains(funcs, allFuncs):
+			return nil, fmt.Errorf("modules.yaml: inline_sql entry %s lists \"*\" beside functions", rel)
 		}
 	}
 	paths := map[string]string{}
@@ -96,13 +108,18 @@ type Package struct {
 	Imports      []string
 	TestImports  []string
 	XTestImports []string
-	Error        *struct{ Err string }
+	// Dir and GoFiles (names in Dir, tests excluded) are read by CheckSQL.
+	Dir     string
+	GoFiles []string
+	Error   *struct{ Err string }
 }
 
-// Violation is one import that breaks a rule.
+// Violation is one import that breaks a rule, or (To empty) one place
+// that breaks a rule of CheckSQL.
 type Violation struct {
 	// From and To are the importing and the imported package (relative
-	// paths inside the Go module when they are in it).
+	// paths inside the Go module when they are in it); for CheckSQL, From
+	// is the file and line, or architecture/modules.yaml, and To is empty.
 	From, To string
 	// Test is set when only the tests import it.
 	Test bool
@@ -112,6 +129,9 @@ type Violation struct {
 
 // String formats the violation for the developer.
 func (v Violation) String() string {
+	if v.To == "" {
+		return v.From + ": " + v.Rule
+	}
 	t := ""
 	if v.Test {
 		t = " (in tests)"

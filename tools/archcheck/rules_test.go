@@ -99,6 +99,8 @@ func TestParseConfigRejects(t *testing.T) {
 		{"a module without a path", "module: x\nmodules:\n  a: {kind: shared}\n", "has no path"},
 		{"no modules", "module: x\n", "required"},
 		{"a standard library package as domain library", "module: x\ndomain_libraries: [encoding/json]\nmodules:\n  a: {path: a}\n", `entry "encoding/json" is no third-party import path`},
+		{"an inline_sql entry without functions", "module: x\ninline_sql:\n  internal/a/adapters/postgres: []\nmodules:\n  a: {path: a}\n", `inline_sql entry internal/a/adapters/postgres lists no function`},
+		{"an inline_sql entry with * and a function", "module: x\ninline_sql:\n  internal/a/adapters/postgres: [\"*\", Store.F]\nmodules:\n  a: {path: a}\n", `inline_sql entry internal/a/adapters/postgres lists "*" beside functions`},
 		{"a package of the module as domain library", "module: example.com/x\ndomain_libraries: [example.com/x/a]\nmodules:\n  a: {path: a}\n", `entry "example.com/x/a" is no third-party import path`},
 	}
 	for _, tc := range tests {

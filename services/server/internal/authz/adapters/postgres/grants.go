@@ -1,6 +1,7 @@
 // Package postgres is the PostgreSQL adapter of the authorization module:
-// the grants table (migration 00030) behind app.GrantStore. Every query runs
-// through pg.Conn, so it joins the unit of work of the context.
+// the grants table (migration 00030) behind app.GrantStore. Queries are
+// sqlc code (queries/grants.sql, generated into db/, ADR 0078); every query
+// runs through pg.Conn, so it joins the unit of work of the context.
 package postgres
 
 import (
@@ -8,11 +9,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/authz"
+	"bothy/server/internal/authz/adapters/postgres/db"
 	"bothy/server/internal/authz/app"
 	"bothy/server/internal/authz/domain"
 	"bothy/server/internal/kernel/errs"
@@ -36,23 +37,20 @@ func NewGrants(pool *pgxpool.Pool) *Grants {
 	return &Grants{pool: pool}
 }
 
+// q returns the sqlc queries on the ambient unit of work of ctx, or on the
+// pool.
+func (s *Grants) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
+
 // GrantFacts implements app.GrantStore with one index scan on the leading
 // column of grants_subject_place_key.
 func (s *Grants) GrantFacts(ctx context.Context, principalID ids.ID) ([]domain.GrantFact, error) {
-	rows, err := pg.Conn(ctx, s.pool).Query(ctx,
-		`SELECT space_id, channel_id, level FROM grants WHERE subject_principal_id = $1`, principalID)
+	rows, err := s.q(ctx).GrantFactsBySubject(ctx, principalID)
 	if err != nil {
 		return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.GrantFact, error) {
-		var f domain.GrantFact
-		var level string
-		err := row.Scan(&f.SpaceID, &f.ChannelID, &level)
-		f.Level = authz.Level(level)
-		return f, err
-	})
-	if err != nil {
-		return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
+	out := make([]domain.GrantFact, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, domain.GrantFact{SpaceID: r.SpaceID, ChannelID: r.ChannelID, Level: authz.Level(r.Level)})
 	}
 	return out, nil
 }
@@ -67,24 +65,13 @@ func (s *Grants) GrantFactsOf(ctx context.Context, principalIDs []ids.ID) (map[i
 	if len(principalIDs) == 0 {
 		return out, nil
 	}
-	rows, err := pg.Conn(ctx, s.pool).Query(ctx,
-		`SELECT subject_principal_id, space_id, channel_id, level FROM grants WHERE subject_principal_id = ANY($1)`, principalIDs)
+	rows, err := s.q(ctx).GrantFactsBySubjects(ctx, principalIDs)
 	if err != nil {
 		return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var subject ids.ID
-		var f domain.GrantFact
-		var level string
-		if err := rows.Scan(&subject, &f.SpaceID, &f.ChannelID, &level); err != nil {
-			return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
-		}
-		f.Level = authz.Level(level)
-		out[subject] = append(out[subject], f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
+	for _, r := range rows {
+		out[r.SubjectPrincipalID] = append(out[r.SubjectPrincipalID],
+			domain.GrantFact{SpaceID: r.SpaceID, ChannelID: r.ChannelID, Level: authz.Level(r.Level)})
 	}
 	return out, nil
 }
@@ -92,13 +79,7 @@ func (s *Grants) GrantFactsOf(ctx context.Context, principalIDs []ids.ID) (map[i
 // HoldersIn implements app.GrantStore through grants_place_idx (migration
 // 00045).
 func (s *Grants) HoldersIn(ctx context.Context, space, channel ids.ID) ([]ids.ID, error) {
-	rows, err := pg.Conn(ctx, s.pool).Query(ctx, `SELECT DISTINCT subject_principal_id FROM grants
-		WHERE space_id = $1 AND ($2::uuid IS NULL OR channel_id IS NULL OR channel_id = $2)
-		ORDER BY subject_principal_id`, space, channel)
-	if err != nil {
-		return nil, errs.Wrap(fmt.Errorf("authz: grant holders: %w", err), "authz: loading grant holders failed")
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[ids.ID])
+	out, err := s.q(ctx).GrantHoldersByPlace(ctx, db.GrantHoldersByPlaceParams{SpaceID: space, ChannelID: channel})
 	if err != nil {
 		return nil, errs.Wrap(fmt.Errorf("authz: grant holders: %w", err), "authz: loading grant holders failed")
 	}
@@ -108,10 +89,10 @@ func (s *Grants) HoldersIn(ctx context.Context, space, channel ids.ID) ([]ids.ID
 // InsertGrant implements app.GrantStore, translating the constraints of
 // the table into the errors the port documents.
 func (s *Grants) InsertGrant(ctx context.Context, g authz.Grant) error {
-	_, err := pg.Conn(ctx, s.pool).Exec(ctx, `
-		INSERT INTO grants (id, subject_principal_id, level, space_id, channel_id, created_by, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		g.ID, g.SubjectID, string(g.Level), g.SpaceID, g.ChannelID, g.CreatedBy, g.CreatedAt)
+	err := s.q(ctx).GrantInsert(ctx, db.GrantInsertParams{
+		ID: g.ID, SubjectPrincipalID: g.SubjectID, Level: string(g.Level), SpaceID: g.SpaceID, ChannelID: g.ChannelID,
+		CreatedBy: g.CreatedBy, CreatedAt: g.CreatedAt,
+	})
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
@@ -133,35 +114,23 @@ func (s *Grants) InsertGrant(ctx context.Context, g authz.Grant) error {
 
 // DeleteGrant implements app.GrantStore.
 func (s *Grants) DeleteGrant(ctx context.Context, subjectID, grantID ids.ID) (bool, error) {
-	tag, err := pg.Conn(ctx, s.pool).Exec(ctx,
-		`DELETE FROM grants WHERE id = $1 AND subject_principal_id = $2`, grantID, subjectID)
+	n, err := s.q(ctx).GrantDelete(ctx, db.GrantDeleteParams{ID: grantID, SubjectPrincipalID: subjectID})
 	if err != nil {
 		return false, errs.Wrap(fmt.Errorf("authz: delete grant: %w", err), "authz: revoking the grant failed")
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }
 
 // ListGrants implements app.GrantStore.
 func (s *Grants) ListGrants(ctx context.Context, subjectID ids.ID) ([]authz.Grant, error) {
-	rows, err := pg.Conn(ctx, s.pool).Query(ctx, `
-		SELECT id, subject_principal_id, level, space_id, channel_id, created_by, created_at
-		FROM grants WHERE subject_principal_id = $1 ORDER BY created_at, id`, subjectID)
+	rows, err := s.q(ctx).GrantListBySubject(ctx, subjectID)
 	if err != nil {
 		return nil, errs.Wrap(fmt.Errorf("authz: list grants: %w", err), "authz: listing grants failed")
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (authz.Grant, error) {
-		var g authz.Grant
-		var level string
-		err := row.Scan(&g.ID, &g.SubjectID, &level, &g.SpaceID, &g.ChannelID, &g.CreatedBy, &g.CreatedAt)
-		g.Level = authz.Level(level)
-		g.CreatedAt = g.CreatedAt.UTC()
-		return g, err
-	})
-	if err != nil {
-		return nil, errs.Wrap(fmt.Errorf("authz: list grants: %w", err), "authz: listing grants failed")
-	}
-	if out == nil {
-		out = []authz.Grant{}
+	out := make([]authz.Grant, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, authz.Grant{ID: r.ID, SubjectID: r.SubjectPrincipalID, Level: authz.Level(r.Level), SpaceID: r.SpaceID,
+			ChannelID: r.ChannelID, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC()})
 	}
 	return out, nil
 }

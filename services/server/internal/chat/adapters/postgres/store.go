@@ -1,7 +1,8 @@
 // Package postgres is the PostgreSQL adapter of the chat module: the
 // tables spaces, space_members, channels, threads and messages (migrations
 // 00023 to 00025) behind app.Store, and chat.Memberships for the
-// authorizer. Every query runs through pg.Conn, so it joins the unit of
+// authorizer. Queries are sqlc code (queries/*.sql, generated into db/,
+// ADR 0078); every query runs through pg.Conn, so it joins the unit of
 // work of the context.
 package postgres
 
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/chat"
+	"bothy/server/internal/chat/adapters/postgres/db"
 	"bothy/server/internal/chat/app"
 	"bothy/server/internal/chat/domain"
 	"bothy/server/internal/kernel/errs"
@@ -41,7 +43,9 @@ func NewStore(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool}
 }
 
-func (s *Store) db(ctx context.Context) pg.DBTX { return pg.Conn(ctx, s.pool) }
+// q returns the sqlc queries on the ambient unit of work of ctx, or on the
+// pool.
+func (s *Store) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
 
 // failed wraps a database error as an internal *errs.Error; what names the
 // query, never its values.
@@ -49,73 +53,60 @@ func failed(what string, err error) error {
 	return errs.Wrap(fmt.Errorf("chat: %s: %w", what, err), "chat: database operation failed")
 }
 
-// one scans a single row; false for no row.
-func one[T any](rows pgx.Rows, err error, scan func(pgx.CollectableRow) (T, error), what string) (T, bool, error) {
+// one converts the result of a :one query with conv; false for no row.
+func one[R, T any](row R, err error, conv func(R) T, what string) (T, bool, error) {
 	var zero T
-	if err != nil {
-		return zero, false, failed(what, err)
-	}
-	v, err := pgx.CollectExactlyOneRow(rows, scan)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return zero, false, nil
 	}
 	if err != nil {
 		return zero, false, failed(what, err)
 	}
-	return v, true, nil
+	return conv(row), true, nil
 }
 
-// all scans every row into a non-nil slice.
-func all[T any](rows pgx.Rows, err error, scan func(pgx.CollectableRow) (T, error), what string) ([]T, error) {
+// all converts the rows of a :many query with conv into a non-nil slice.
+func all[R, T any](rows []R, err error, conv func(R) T, what string) ([]T, error) {
 	if err != nil {
 		return nil, failed(what, err)
 	}
-	out, err := pgx.CollectRows(rows, scan)
-	if err != nil {
-		return nil, failed(what, err)
-	}
-	if out == nil {
-		out = []T{}
+	out := make([]T, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, conv(r))
 	}
 	return out, nil
 }
 
 // InsertSpace implements app.Store.
 func (s *Store) InsertSpace(ctx context.Context, sp domain.Space) error {
-	_, err := s.db(ctx).Exec(ctx, `INSERT INTO spaces (id, name, created_by, created_at) VALUES ($1, $2, $3, $4)`,
-		sp.ID, sp.Name, sp.CreatedBy, sp.CreatedAt)
+	err := s.q(ctx).SpaceInsert(ctx, db.SpaceInsertParams{ID: sp.ID, Name: sp.Name, CreatedBy: sp.CreatedBy, CreatedAt: sp.CreatedAt})
 	if err != nil {
 		return failed("insert space", err)
 	}
 	return nil
 }
 
-const spaceColumns = `id, name, created_by, created_at`
-
-func scanSpace(row pgx.CollectableRow) (domain.Space, error) {
-	var sp domain.Space
-	err := row.Scan(&sp.ID, &sp.Name, &sp.CreatedBy, &sp.CreatedAt)
-	sp.CreatedAt = sp.CreatedAt.UTC()
-	return sp, err
+func spaceOf(r db.Space) domain.Space {
+	return domain.Space{ID: r.ID, Name: r.Name, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC()}
 }
 
 // SpaceByID implements app.Store.
 func (s *Store) SpaceByID(ctx context.Context, id ids.ID) (domain.Space, bool, error) {
-	rows, err := s.db(ctx).Query(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE id = $1`, id)
-	return one(rows, err, scanSpace, "space by id")
+	row, err := s.q(ctx).SpaceGetByID(ctx, id)
+	return one(row, err, spaceOf, "space by id")
 }
 
 // Spaces implements app.Store.
 func (s *Store) Spaces(ctx context.Context) ([]domain.Space, error) {
-	rows, err := s.db(ctx).Query(ctx, `SELECT `+spaceColumns+` FROM spaces ORDER BY name, id`)
-	return all(rows, err, scanSpace, "list spaces")
+	rows, err := s.q(ctx).SpaceList(ctx)
+	return all(rows, err, spaceOf, "list spaces")
 }
 
 // InsertMember implements app.Store.
 func (s *Store) InsertMember(ctx context.Context, m domain.Member) error {
-	_, err := s.db(ctx).Exec(ctx, `
-		INSERT INTO space_members (space_id, principal_id, level, created_at) VALUES ($1, $2, $3, $4)`,
-		m.SpaceID, m.PersonID, string(m.Level), m.CreatedAt)
+	err := s.q(ctx).SpaceMemberInsert(ctx, db.SpaceMemberInsertParams{
+		SpaceID: m.SpaceID, PrincipalID: m.PersonID, Level: string(m.Level), CreatedAt: m.CreatedAt,
+	})
 	switch {
 	case err == nil:
 		return nil
@@ -130,9 +121,9 @@ func (s *Store) InsertMember(ctx context.Context, m domain.Member) error {
 
 // InsertChannel implements app.Store.
 func (s *Store) InsertChannel(ctx context.Context, c domain.Channel) error {
-	_, err := s.db(ctx).Exec(ctx, `
-		INSERT INTO channels (id, space_id, name, created_by, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		c.ID, c.SpaceID, c.Name, c.CreatedBy, c.CreatedAt)
+	err := s.q(ctx).ChannelInsert(ctx, db.ChannelInsertParams{
+		ID: c.ID, SpaceID: c.SpaceID, Name: c.Name, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt,
+	})
 	switch {
 	case err == nil:
 		return nil
@@ -143,44 +134,36 @@ func (s *Store) InsertChannel(ctx context.Context, c domain.Channel) error {
 	}
 }
 
-const channelColumns = `id, space_id, name, created_by, created_at`
-
-func scanChannel(row pgx.CollectableRow) (domain.Channel, error) {
-	var c domain.Channel
-	err := row.Scan(&c.ID, &c.SpaceID, &c.Name, &c.CreatedBy, &c.CreatedAt)
-	c.CreatedAt = c.CreatedAt.UTC()
-	return c, err
+func channelOf(r db.Channel) domain.Channel {
+	return domain.Channel{ID: r.ID, SpaceID: r.SpaceID, Name: r.Name, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC()}
 }
 
 // ChannelByID implements app.Store.
 func (s *Store) ChannelByID(ctx context.Context, id ids.ID) (domain.Channel, bool, error) {
-	rows, err := s.db(ctx).Query(ctx, `SELECT `+channelColumns+` FROM channels WHERE id = $1`, id)
-	return one(rows, err, scanChannel, "channel by id")
+	row, err := s.q(ctx).ChannelGetByID(ctx, id)
+	return one(row, err, channelOf, "channel by id")
 }
 
 // Channels implements app.Store.
 func (s *Store) Channels(ctx context.Context, spaceID ids.ID) ([]domain.Channel, error) {
-	rows, err := s.db(ctx).Query(ctx, `SELECT `+channelColumns+` FROM channels WHERE space_id = $1 ORDER BY name, id`, spaceID)
-	return all(rows, err, scanChannel, "list channels")
+	rows, err := s.q(ctx).ChannelListBySpace(ctx, spaceID)
+	return all(rows, err, channelOf, "list channels")
 }
 
 // ThreadByID implements app.Store.
 func (s *Store) ThreadByID(ctx context.Context, id ids.ID) (domain.Thread, bool, error) {
-	rows, err := s.db(ctx).Query(ctx, `
-		SELECT id, space_id, channel_id, root_message_id, created_by, created_at FROM threads WHERE id = $1`, id)
-	return one(rows, err, func(row pgx.CollectableRow) (domain.Thread, error) {
-		var t domain.Thread
-		err := row.Scan(&t.ID, &t.SpaceID, &t.ChannelID, &t.RootMessageID, &t.CreatedBy, &t.CreatedAt)
-		t.CreatedAt = t.CreatedAt.UTC()
-		return t, err
+	row, err := s.q(ctx).ThreadGetByID(ctx, id)
+	return one(row, err, func(r db.Thread) domain.Thread {
+		return domain.Thread{ID: r.ID, SpaceID: r.SpaceID, ChannelID: r.ChannelID, RootMessageID: r.RootMessageID,
+			CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC()}
 	}, "thread by id")
 }
 
 // InsertThread implements app.Store.
 func (s *Store) InsertThread(ctx context.Context, t domain.Thread) error {
-	_, err := s.db(ctx).Exec(ctx, `
-		INSERT INTO threads (id, space_id, channel_id, root_message_id, created_by, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.SpaceID, t.ChannelID, t.RootMessageID, t.CreatedBy, t.CreatedAt)
+	err := s.q(ctx).ThreadInsert(ctx, db.ThreadInsertParams{
+		ID: t.ID, SpaceID: t.SpaceID, ChannelID: t.ChannelID, RootMessageID: t.RootMessageID, CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt,
+	})
 	if err != nil {
 		return failed("insert thread", err)
 	}
@@ -189,43 +172,37 @@ func (s *Store) InsertThread(ctx context.Context, t domain.Thread) error {
 
 // InsertMessage implements app.Store.
 func (s *Store) InsertMessage(ctx context.Context, m domain.Message) error {
-	_, err := s.db(ctx).Exec(ctx, `
-		INSERT INTO messages (id, space_id, channel_id, thread_id, author_id, text, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, m.ID, m.SpaceID, m.ChannelID, m.ThreadID, m.AuthorID, m.Text, m.CreatedAt)
+	err := s.q(ctx).MessageInsert(ctx, db.MessageInsertParams{
+		ID: m.ID, SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, AuthorID: m.AuthorID, Text: m.Text, CreatedAt: m.CreatedAt,
+	})
 	if err != nil {
 		return failed("insert message", err)
 	}
 	return nil
 }
 
-const messageColumns = `id, space_id, channel_id, thread_id, author_id, text, created_at, updated_at, deleted_at`
-
-// scanMessage reads messageColumns; a NULL time becomes the zero
-// time.Time ("never").
-func scanMessage(row pgx.CollectableRow) (domain.Message, error) {
-	var m domain.Message
-	var updated, deleted *time.Time
-	err := row.Scan(&m.ID, &m.SpaceID, &m.ChannelID, &m.ThreadID, &m.AuthorID, &m.Text, &m.CreatedAt, &updated, &deleted)
-	m.CreatedAt = m.CreatedAt.UTC()
-	if updated != nil {
-		m.UpdatedAt = updated.UTC()
+// messageOf maps a row; a NULL time becomes the zero time.Time ("never").
+func messageOf(r db.Message) domain.Message {
+	m := domain.Message{ID: r.ID, SpaceID: r.SpaceID, ChannelID: r.ChannelID, ThreadID: r.ThreadID, AuthorID: r.AuthorID,
+		Text: r.Text, CreatedAt: r.CreatedAt.UTC()}
+	if r.UpdatedAt != nil {
+		m.UpdatedAt = r.UpdatedAt.UTC()
 	}
-	if deleted != nil {
-		m.DeletedAt = deleted.UTC()
+	if r.DeletedAt != nil {
+		m.DeletedAt = r.DeletedAt.UTC()
 	}
-	return m, err
+	return m
 }
 
 // LiveMessageForUpdate implements app.Store.
 func (s *Store) LiveMessageForUpdate(ctx context.Context, id ids.ID) (domain.Message, bool, error) {
-	rows, err := s.db(ctx).Query(ctx, `SELECT `+messageColumns+` FROM messages
-		WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, id)
-	return one(rows, err, scanMessage, "message for update")
+	row, err := s.q(ctx).MessageLockLiveByID(ctx, id)
+	return one(row, err, messageOf, "message for update")
 }
 
 // UpdateMessageText implements app.Store.
 func (s *Store) UpdateMessageText(ctx context.Context, id ids.ID, text string, at time.Time) error {
-	if _, err := s.db(ctx).Exec(ctx, `UPDATE messages SET text = $2, updated_at = $3 WHERE id = $1`, id, text, at); err != nil {
+	if err := s.q(ctx).MessageUpdateText(ctx, db.MessageUpdateTextParams{ID: id, Text: text, UpdatedAt: at}); err != nil {
 		return failed("update message", err)
 	}
 	return nil
@@ -233,7 +210,7 @@ func (s *Store) UpdateMessageText(ctx context.Context, id ids.ID, text string, a
 
 // MarkMessageDeleted implements app.Store.
 func (s *Store) MarkMessageDeleted(ctx context.Context, id ids.ID, at time.Time) error {
-	if _, err := s.db(ctx).Exec(ctx, `UPDATE messages SET text = '', deleted_at = $2 WHERE id = $1`, id, at); err != nil {
+	if err := s.q(ctx).MessageMarkDeleted(ctx, db.MessageMarkDeletedParams{ID: id, DeletedAt: at}); err != nil {
 		return failed("delete message", err)
 	}
 	return nil
@@ -242,26 +219,21 @@ func (s *Store) MarkMessageDeleted(ctx context.Context, id ids.ID, at time.Time)
 // MessagesBefore implements app.Store with the partial index
 // messages_channel_page_idx, scanned backwards.
 func (s *Store) MessagesBefore(ctx context.Context, channelID ids.ID, before *domain.Position, limit int) ([]domain.Message, error) {
-	var rows pgx.Rows
+	var rows []db.Message
 	var err error
 	if before == nil {
-		rows, err = s.db(ctx).Query(ctx, `SELECT `+messageColumns+` FROM messages
-			WHERE channel_id = $1 AND deleted_at IS NULL
-			ORDER BY created_at DESC, id DESC LIMIT $2`, channelID, limit)
+		rows, err = s.q(ctx).MessagePageLatest(ctx, db.MessagePageLatestParams{ChannelID: channelID, MaxRows: int64(limit)})
 	} else {
-		rows, err = s.db(ctx).Query(ctx, `SELECT `+messageColumns+` FROM messages
-			WHERE channel_id = $1 AND deleted_at IS NULL AND (created_at, id) < ($2, $3)
-			ORDER BY created_at DESC, id DESC LIMIT $4`, channelID, before.CreatedAt, before.ID, limit)
+		rows, err = s.q(ctx).MessagePageBefore(ctx, db.MessagePageBeforeParams{
+			ChannelID: channelID, BeforeCreatedAt: before.CreatedAt, BeforeID: before.ID, MaxRows: int64(limit),
+		})
 	}
-	return all(rows, err, scanMessage, "list messages")
+	return all(rows, err, messageOf, "list messages")
 }
 
 // IsSpaceMember implements chat.Memberships.
 func (s *Store) IsSpaceMember(ctx context.Context, spaceID, principalID ids.ID) (bool, error) {
-	var member bool
-	err := s.db(ctx).QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM space_members WHERE space_id = $1 AND principal_id = $2)`,
-		spaceID, principalID).Scan(&member)
+	member, err := s.q(ctx).SpaceMemberExists(ctx, db.SpaceMemberExistsParams{SpaceID: spaceID, PrincipalID: principalID})
 	if err != nil {
 		return false, failed("is space member", err)
 	}
@@ -271,10 +243,8 @@ func (s *Store) IsSpaceMember(ctx context.Context, spaceID, principalID ids.ID) 
 // MembershipsOf implements chat.Memberships with the index
 // space_members_principal_idx.
 func (s *Store) MembershipsOf(ctx context.Context, principalID ids.ID) ([]chat.Membership, error) {
-	rows, err := s.db(ctx).Query(ctx, `SELECT space_id, level FROM space_members WHERE principal_id = $1`, principalID)
-	return all(rows, err, func(row pgx.CollectableRow) (chat.Membership, error) {
-		var m chat.Membership
-		err := row.Scan(&m.SpaceID, &m.Level)
-		return m, err
+	rows, err := s.q(ctx).SpaceMemberListByPrincipal(ctx, principalID)
+	return all(rows, err, func(r db.SpaceMemberListByPrincipalRow) chat.Membership {
+		return chat.Membership{SpaceID: r.SpaceID, Level: r.Level}
 	}, "memberships of")
 }
