@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bothy/server/internal/kernel/ids"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Agent principals. retention: config
@@ -75,10 +76,12 @@ type Channel struct {
 
 // retention: config
 type ConsumerCursor struct {
-	Name      string
-	LockKey   *int32
-	LastSeq   int64
-	UpdatedAt time.Time
+	Name       string
+	LockKey    *int32
+	LastSeq    int64
+	UpdatedAt  time.Time
+	GapHorizon pgtype.Uint64
+	GapThrough pgtype.Int8
 }
 
 // retention: transient
