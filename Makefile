@@ -47,12 +47,25 @@ pg-stop: ## Stop the local PostgreSQL cluster of `make run` (its data stays; `to
 	tools/pg/cluster.sh stop $(LOCAL)/pg
 
 .PHONY: test
-test: pg-install ## Run every test with -race against real PostgreSQL 18.
+test: pg-install test-libraries ## Run every test with -race against real PostgreSQL 18, the receiver libraries' tests first.
 	cd $(SERVER) && $(GO) test $(TEST_FLAGS) ./...
 
 .PHONY: test-short
-test-short: pg-install ## Run the tests without -race (faster feedback).
+test-short: pg-install test-libraries ## Run the tests without -race (faster feedback); the libraries' tests as in make test.
 	cd $(SERVER) && $(GO) test -count=1 ./...
+
+# The receiver libraries (ADR 0071): the Go module is outside go.work and
+# is tested as a receiver builds it, on its own go.mod (GOWORK=off); the
+# JavaScript package runs with Node's test runner. Their tests against a
+# real delivery of a running server are in the server module
+# (test/receiverlibs), which make test runs above.
+LIB_GO := libraries/go/webhookverify
+LIB_JS := libraries/js/webhookverify
+
+.PHONY: test-libraries
+test-libraries: ## Run the tests of the receiver libraries (libraries/go/webhookverify with -race, libraries/js/webhookverify with node --test).
+	cd $(LIB_GO) && GOWORK=off $(GO) test $(TEST_FLAGS) ./...
+	cd $(LIB_JS) && node --test test/*.test.js
 
 # Benchmarks: every Benchmark* of the server module, in the packages that
 # have one. BENCH_TIME is go test's -benchtime: a fixed iteration count
@@ -207,7 +220,7 @@ api-tables: ## Write the generated tables into docs/spec/06-api.md and docs/api/
 # and quality/selftest/ proves each one fails on a planted defect.
 
 .PHONY: lint
-lint: ## Lint Go (golangci-lint, quality/golangci.yml) and all files (no en/em dash, white label).
+lint: ## Lint Go (golangci-lint, quality/golangci.yml: the server, tools and the Go receiver library) and all files (no en/em dash, white label).
 	quality/lint.sh
 
 .PHONY: gitleaks

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lint.sh [ROOT] is `make lint`:
 #   1. the pinned golangci-lint with ROOT/quality/golangci.yml over each Go
-#      module in LINT_MODULES (default: services/server and tools; go vet,
+#      module in LINT_MODULES (default: services/server, tools and the
+#      receiver library libraries/go/webhookverify; go vet,
 #      staticcheck, errcheck, revive's doc comment rule, gofmt, goimports
 #      with the local prefix bothy/, misspell, gosec, ...);
 #   2. the text rules (tools/textrules): no en or em dash in any file, and
@@ -12,9 +13,10 @@ root=$(cd "${1:-$here/..}" && pwd)
 golangci=$("$here/../tools/toolbin.sh" golangci-lint)
 
 status=0
-for m in ${LINT_MODULES:-services/server tools}; do
+for m in ${LINT_MODULES:-services/server tools libraries/go/webhookverify}; do
   echo "lint: golangci-lint in $m"
-  # The tools module is outside go.work; every other module is in it.
+  # Modules outside go.work (tools, the receiver library) run with
+  # GOWORK=off; the others in the workspace.
   workoff=
   [ -f "$root/go.work" ] && grep -qE "^\s*(use\s+)?\./$m\s*\)?$" "$root/go.work" || workoff=off
   (cd "$root/$m" && GOWORK=${workoff:-${GOWORK:-}} "$golangci" run --config "$root/quality/golangci.yml" ./...) || status=1

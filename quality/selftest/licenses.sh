@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Self-test of `make licenses`: a small module whose tests use the Standard
 # Webhooks library (MIT) passes; the same module with a dependency under the
-# GPL, or with a dependency without any license file, fails. The dependencies
+# GPL, or with a dependency without any license file, fails; a module of
+# this repository (bothy/...) without a license file passes. The dependencies
 # are local modules (replace directives), so nothing is fetched.
 . "$(dirname "$0")/lib.sh"
 
@@ -57,8 +58,20 @@ rm "$m/gpllib/LICENSE"
 expect_fail "a dependency without a license" gate
 expect_output "example.com/gpllib is under Unknown" "the failure names the unlicensed package"
 
-# The allow list itself matters: without MIT the clean module fails.
+# A module of this repository (a path under bothy/, like the receiver
+# library the server's tests import) is our code, not a dependency: it
+# passes without a license file, while the same code under another path
+# failed above.
 rm "$m/uses_gpl.go"
+mkdir -p "$m/ownlib"
+printf 'module bothy/ownlib\n\ngo 1.26.0\n' >"$m/ownlib/go.mod"
+printf '// Package ownlib is ours.\npackage ownlib\n\n// V is a value.\nconst V = 1\n' >"$m/ownlib/ownlib.go"
+printf 'package receiver\n\nimport "bothy/ownlib"\n\n// W uses the module of this repository.\nconst W = ownlib.V\n' >"$m/uses_own.go"
+offline go mod edit -droprequire=example.com/gpllib -dropreplace=example.com/gpllib -require=bothy/ownlib@v0.0.0 -replace=bothy/ownlib=./ownlib
+expect_pass "a module of this repository (bothy/...) without a license file" gate
+expect_output "1 dependency package\(s\)" "the repository's module is not counted as a dependency"
+
+# The allow list itself matters: without MIT the clean module fails.
 grep -vx MIT "$repo/quality/licenses/allowed.txt" >"$scratch/no-mit.txt"
 expect_fail "an allow list without MIT" gate "$scratch/no-mit.txt"
 finish

@@ -3,6 +3,7 @@ module bothy/server
 go 1.26.0
 
 require (
+	bothy/libraries/go/webhookverify v0.1.0 // test only: test/receiverlibs verifies a real delivery with the receiver library (ADR 0071)
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/oapi-codegen/runtime v1.9.0
@@ -67,3 +68,7 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/grpc v1.85.0 // indirect
 )
+
+// The receiver library is a module of this repository (ADR 0071); the
+// replace works with and without go.work.
+replace bothy/libraries/go/webhookverify => ../../libraries/go/webhookverify

@@ -1,10 +1,8 @@
 package wire_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -53,16 +51,6 @@ type metricsBundle struct {
 	hostPort, downHostPort, blockedHostPort string
 }
 
-// freeAddress returns a loopback address whose port was free a moment ago.
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
-}
-
 // startMetricsProcess starts the receiver and a process of role all whose
 // egress client trusts the receiver's CA (egress.extra_ca_file) and reaches
 // hooks.example.com on 127.0.0.1 through the fake resolver.
@@ -87,7 +75,7 @@ func startMetricsProcess(t *testing.T) *metricsBundle {
 	require.NoError(t, os.WriteFile(caFile, issued.CAPEM, 0o600))
 
 	db := pgtest.New(t)
-	_, downPort, err := net.SplitHostPort(freeAddress(t))
+	_, downPort, err := net.SplitHostPort(harness.FreeAddress(t))
 	require.NoError(t, err)
 	b.hostPort = fmt.Sprintf("%s:%d", receiverHost, port)
 	b.downHostPort = downHost + ":" + downPort
@@ -99,8 +87,8 @@ func startMetricsProcess(t *testing.T) *metricsBundle {
 		cfg.Egress.AllowedHosts, err = hostlist.Parse([]string{b.hostPort + ";allow_private", b.downHostPort + ";allow_private"})
 		require.NoError(t, err)
 		cfg.Egress.ExtraCAFile = caFile
-		cfg.HTTP.ListenAddress = freeAddress(t)
-		cfg.HTTP.OperatorListenAddress = freeAddress(t)
+		cfg.HTTP.ListenAddress = harness.FreeAddress(t)
+		cfg.HTTP.OperatorListenAddress = harness.FreeAddress(t)
 		cfg.Metrics.GaugeInterval = time.Second
 	})
 	p, err := wire.NewProcess(context.Background(), b.cfg, wire.RoleAll, wire.Deps{
@@ -112,22 +100,7 @@ func startMetricsProcess(t *testing.T) *metricsBundle {
 		}),
 	})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + b.cfg.HTTP.OperatorListenAddress + "/readyz")
-		if err != nil {
-			return false
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 20*time.Second, 50*time.Millisecond, "the process answers /readyz")
-
+	harness.RunProcess(t, p, b.cfg)
 	harness.CreateOwner(t, db, b.cfg, p.Modules())
 	return b
 }
@@ -136,25 +109,7 @@ func startMetricsProcess(t *testing.T) *metricsBundle {
 // returns the decoded body; the status must be want.
 func (b *metricsBundle) call(t *testing.T, token, method, path string, body any, want int) map[string]any {
 	t.Helper()
-	raw, err := json.Marshal(body)
-	require.NoError(t, err)
-	req, err := http.NewRequest(method, "http://"+b.cfg.HTTP.ListenAddress+"/api/v1"+path, bytes.NewReader(raw))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, want, resp.StatusCode, "%s %s: %s", method, path, data)
-	var m map[string]any
-	if len(data) > 0 {
-		require.NoError(t, json.Unmarshal(data, &m))
-	}
-	return m
+	return harness.Call(t, b.cfg, token, method, path, body, want)
 }
 
 // scrape returns the text of GET /metrics on the operator listener.

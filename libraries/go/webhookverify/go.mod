@@ -1,0 +1,3 @@
+module bothy/libraries/go/webhookverify
+
+go 1.24.0
