@@ -171,7 +171,10 @@ var catalogue = []Entry{
 
 	ownerAdmin(authorize.WebhookOutRead, authorize.KindApp, false, false, EffectRead, "list webhook subscriptions and deliveries"),
 	ownerAdmin(authorize.WebhookOutManage, authorize.KindApp, true, true, EffectWrite, "create, update and delete webhook subscriptions"),
-	ownerAdmin(authorize.WebhookOutRedeliver, authorize.KindWebhookDelivery, false, true, EffectWrite, "redeliverWebhook"),
+	ownerAdmin(authorize.WebhookOutRedeliver, authorize.KindWebhookDelivery, false, true, EffectWrite,
+		"redeliverWebhook; recoverWebhookDeliveries on the deliveries of a subscription"),
+	ownerAdmin(authorize.WebhookOutTest, authorize.KindApp, false, true, EffectWrite,
+		"sendWebhookTest: one signed test request to a subscription's address"),
 	{Action: authorize.WebhookOutDeliver, ResourceKind: KindOfEvent, Right: RightRead, Subjects: appsOnly,
 		Effect: EffectRead, AppScope: ScopeEventsSubscribe, Author: AuthorNone, DeliveryCheck: true,
 		Doc: "receive check before every webhook delivery; also needs the scope of the event's receive action"},

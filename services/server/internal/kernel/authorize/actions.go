@@ -43,6 +43,10 @@ const (
 	WebhookOutRedeliver  Action = "webhook_out.redeliver"
 	WebhookOutDeliver    Action = "webhook_out.deliver"
 	WebhookOutTransition Action = "webhook_out.transition"
+	// WebhookOutTest sends one signed webhook.test request to a
+	// subscription's address (sendWebhookTest), outside the delivery order
+	// (ADR 0080).
+	WebhookOutTest Action = "webhook_out.test"
 )
 
 // ReceiveSelf is the receive action of personal events: only the audience
