@@ -423,6 +423,30 @@ func (e WebhookSubscriptionUpdateState) Valid() bool {
 	}
 }
 
+// Defines values for WebhookTestResultEgressReason.
+const (
+	AddressBlocked   WebhookTestResultEgressReason = "address_blocked"
+	HostNotAllowed   WebhookTestResultEgressReason = "host_not_allowed"
+	SchemeNotAllowed WebhookTestResultEgressReason = "scheme_not_allowed"
+	UrlNotAllowed    WebhookTestResultEgressReason = "url_not_allowed"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestResultEgressReason enum.
+func (e WebhookTestResultEgressReason) Valid() bool {
+	switch e {
+	case AddressBlocked:
+		return true
+	case HostNotAllowed:
+		return true
+	case SchemeNotAllowed:
+		return true
+	case UrlNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
 // App defines model for App.
 type App struct {
 	// CreatedAt An RFC 3339 time in UTC.
@@ -1229,6 +1253,34 @@ type WebhookKeys struct {
 	Keys []WebhookKey `json:"keys"`
 }
 
+// WebhookRecover The window of recoverWebhookDeliveries, on the deliveries' `created_at`.
+type WebhookRecover struct {
+	// Since The window's start (included); not before now minus sync.event_retention, not in the future.
+	Since Timestamp `json:"since"`
+
+	// Until The window's end (excluded); absent or later than now means now.
+	Until *Timestamp `json:"until,omitempty"`
+}
+
+// WebhookRecovery The answer of recoverWebhookDeliveries.
+type WebhookRecovery struct {
+	// HasMore More deliveries of the window could be recovered; the same request again recovers the next ones.
+	HasMore bool `json:"has_more"`
+
+	// Recovered The deliveries that are pending again, at most webhook.recover_max_deliveries.
+	//
+	// Example: 42
+	Recovered int32 `json:"recovered"`
+
+	// Since An RFC 3339 time in UTC.
+	//
+	// Example: 2026-11-30T09:41:00Z
+	Since Timestamp `json:"since"`
+
+	// Until The window's end as applied (now when the request named none or a later one).
+	Until Timestamp `json:"until"`
+}
+
 // WebhookSubscription A webhook subscription. Exactly one of `app_id` and `agent_id` is
 // present: app subscriptions carry `app_id`, agent subscriptions
 // `agent_id`.
@@ -1420,6 +1472,38 @@ type WebhookSubscriptionUpdate struct {
 
 // WebhookSubscriptionUpdateState `paused` pauses; `active` resumes a paused or re-enables a disabled subscription.
 type WebhookSubscriptionUpdateState string
+
+// WebhookTestResult The outcome of sendWebhookTest. A receiver's answer of any status
+// is a result with `status_code`; `error` is absent exactly for a
+// 2xx.
+type WebhookTestResult struct {
+	// DurationMs Milliseconds from the start of the request to the answer or the failure.
+	//
+	// Example: 84
+	DurationMs int64 `json:"duration_ms"`
+
+	// EgressReason The egress guard's reason when it refused the request before any byte left (no connection was made).
+	EgressReason *WebhookTestResultEgressReason `json:"egress_reason,omitempty"`
+
+	// Error Why the test did not succeed, a `last_error` code of
+	// docs/api/webhooks.md 4: `http_status`, `gone`, `throttled` for
+	// an answer other than 2xx; `timeout`, `connection_failed`,
+	// `tls_failed`, `address_blocked`, `host_not_allowed` when none
+	// arrived.
+	//
+	//
+	// Example: http_status
+	Error *string `json:"error,omitempty"`
+
+	// StatusCode The receiver's HTTP status, when an answer arrived.
+	StatusCode *int32 `json:"status_code,omitempty"`
+
+	// WebhookId The `webhook-id` of the test request (also the body's `id`).
+	WebhookId Id `json:"webhook_id"`
+}
+
+// WebhookTestResultEgressReason The egress guard's reason when it refused the request before any byte left (no connection was made).
+type WebhookTestResultEgressReason string
 
 // AppIdPath A UUIDv7 in canonical lower-case form.
 //
@@ -1701,6 +1785,17 @@ type ListWebhookDeliveriesParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// RecoverWebhookDeliveriesParams defines parameters for RecoverWebhookDeliveries.
+type RecoverWebhookDeliveriesParams struct {
+	// IdempotencyKey A client-chosen key that makes a retried request safe: a repeat
+	// with the same key and body returns the stored answer with
+	// `Idempotent-Replay: true`; the same key with another body answers
+	// 409 `idempotency_key_reuse`. Answers that carried a one-time secret
+	// are never repeated: their replay answers 409 `conflict` with reason
+	// `one_time_secret`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
 type CreateAppJSONRequestBody = AppCreate
 
@@ -1745,6 +1840,9 @@ type AddSpaceMemberJSONRequestBody = SpaceMemberAdd
 
 // UpdateWebhookSubscriptionJSONRequestBody defines body for UpdateWebhookSubscription for application/json ContentType.
 type UpdateWebhookSubscriptionJSONRequestBody = WebhookSubscriptionUpdate
+
+// RecoverWebhookDeliveriesJSONRequestBody defines body for RecoverWebhookDeliveries for application/json ContentType.
+type RecoverWebhookDeliveriesJSONRequestBody = WebhookRecover
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -1859,6 +1957,12 @@ type ServerInterface interface {
 	// ListWebhookDeliveries List the deliveries of a webhook subscription
 	// (GET /webhook-subscriptions/{subscriptionId}/deliveries)
 	ListWebhookDeliveries(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath, params ListWebhookDeliveriesParams)
+	// RecoverWebhookDeliveries Deliver the failed and dead deliveries of a time window again
+	// (POST /webhook-subscriptions/{subscriptionId}/recover)
+	RecoverWebhookDeliveries(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath, params RecoverWebhookDeliveriesParams)
+	// SendWebhookTest Send a signed test request to a subscription's address
+	// (POST /webhook-subscriptions/{subscriptionId}/test)
+	SendWebhookTest(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -3116,6 +3220,82 @@ func (siw *ServerInterfaceWrapper) ListWebhookDeliveries(w http.ResponseWriter, 
 	handler.ServeHTTP(w, r)
 }
 
+// RecoverWebhookDeliveries operation middleware
+func (siw *ServerInterfaceWrapper) RecoverWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "subscriptionId" -------------
+	var subscriptionId SubscriptionIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "subscriptionId", r.PathValue("subscriptionId"), &subscriptionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscriptionId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RecoverWebhookDeliveriesParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RecoverWebhookDeliveries(w, r, subscriptionId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SendWebhookTest operation middleware
+func (siw *ServerInterfaceWrapper) SendWebhookTest(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "subscriptionId" -------------
+	var subscriptionId SubscriptionIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "subscriptionId", r.PathValue("subscriptionId"), &subscriptionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscriptionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SendWebhookTest(w, r, subscriptionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -3273,6 +3453,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/webhook-subscriptions/{subscriptionId}", wrapper.DeleteWebhookSubscription)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/webhook-subscriptions/{subscriptionId}", wrapper.UpdateWebhookSubscription)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/webhook-subscriptions/{subscriptionId}/deliveries", wrapper.ListWebhookDeliveries)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/webhook-subscriptions/{subscriptionId}/recover", wrapper.RecoverWebhookDeliveries)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/webhook-subscriptions/{subscriptionId}/test", wrapper.SendWebhookTest)
 
 	return m
 }
@@ -6885,6 +7067,238 @@ func (response ListWebhookDeliveries404ApplicationProblemPlusJSONResponse) Visit
 	return err
 }
 
+type RecoverWebhookDeliveriesRequestObject struct {
+	SubscriptionId SubscriptionIdPath `json:"subscriptionId"`
+	Params         RecoverWebhookDeliveriesParams
+	Body           *RecoverWebhookDeliveriesJSONRequestBody
+}
+
+type RecoverWebhookDeliveriesResponseObject interface {
+	VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type RecoverWebhookDeliveries202ResponseHeaders struct {
+	IdempotentReplay *string
+}
+
+type RecoverWebhookDeliveries202JSONResponse struct {
+	Body    WebhookRecovery
+	Headers RecoverWebhookDeliveries202ResponseHeaders
+}
+
+func (response RecoverWebhookDeliveries202JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplay != nil {
+		w.Header().Set("Idempotent-Replay", fmt.Sprint(*response.Headers.IdempotentReplay))
+	}
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries400ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries401ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries403ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries404ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries409ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries413ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTestRequestObject struct {
+	SubscriptionId SubscriptionIdPath `json:"subscriptionId"`
+}
+
+type SendWebhookTestResponseObject interface {
+	VisitSendWebhookTestResponse(w http.ResponseWriter) error
+}
+
+type SendWebhookTest200JSONResponse WebhookTestResult
+
+func (response SendWebhookTest200JSONResponse) VisitSendWebhookTestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTest400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SendWebhookTest400ApplicationProblemPlusJSONResponse) VisitSendWebhookTestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTest401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SendWebhookTest401ApplicationProblemPlusJSONResponse) VisitSendWebhookTestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTest403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SendWebhookTest403ApplicationProblemPlusJSONResponse) VisitSendWebhookTestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTest404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response SendWebhookTest404ApplicationProblemPlusJSONResponse) VisitSendWebhookTestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTest409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response SendWebhookTest409ApplicationProblemPlusJSONResponse) VisitSendWebhookTestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListApps List registered apps
@@ -6998,6 +7412,12 @@ type StrictServerInterface interface {
 	// ListWebhookDeliveries List the deliveries of a webhook subscription
 	// (GET /webhook-subscriptions/{subscriptionId}/deliveries)
 	ListWebhookDeliveries(ctx context.Context, request ListWebhookDeliveriesRequestObject) (ListWebhookDeliveriesResponseObject, error)
+	// RecoverWebhookDeliveries Deliver the failed and dead deliveries of a time window again
+	// (POST /webhook-subscriptions/{subscriptionId}/recover)
+	RecoverWebhookDeliveries(ctx context.Context, request RecoverWebhookDeliveriesRequestObject) (RecoverWebhookDeliveriesResponseObject, error)
+	// SendWebhookTest Send a signed test request to a subscription's address
+	// (POST /webhook-subscriptions/{subscriptionId}/test)
+	SendWebhookTest(ctx context.Context, request SendWebhookTestRequestObject) (SendWebhookTestResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -8093,6 +8513,66 @@ func (sh *strictHandler) ListWebhookDeliveries(w http.ResponseWriter, r *http.Re
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListWebhookDeliveriesResponseObject); ok {
 		if err := validResponse.VisitListWebhookDeliveriesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RecoverWebhookDeliveries operation middleware
+func (sh *strictHandler) RecoverWebhookDeliveries(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath, params RecoverWebhookDeliveriesParams) {
+	var request RecoverWebhookDeliveriesRequestObject
+
+	request.SubscriptionId = subscriptionId
+	request.Params = params
+
+	var body RecoverWebhookDeliveriesJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RecoverWebhookDeliveries(ctx, request.(RecoverWebhookDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RecoverWebhookDeliveries")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RecoverWebhookDeliveriesResponseObject); ok {
+		if err := validResponse.VisitRecoverWebhookDeliveriesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SendWebhookTest operation middleware
+func (sh *strictHandler) SendWebhookTest(w http.ResponseWriter, r *http.Request, subscriptionId SubscriptionIdPath) {
+	var request SendWebhookTestRequestObject
+
+	request.SubscriptionId = subscriptionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SendWebhookTest(ctx, request.(SendWebhookTestRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SendWebhookTest")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SendWebhookTestResponseObject); ok {
+		if err := validResponse.VisitSendWebhookTestResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -19,6 +19,8 @@ type (
 	chatAPI     = chathttp.Handler
 	appsAPI     = appshttp.Handlers
 	webhookAPI  = appshttp.WebhookHandlers
+	recoveryAPI = appshttp.RecoveryHandlers
+	testSendAPI = appshttp.TestSendHandlers
 )
 
 // apiServer is the one strict server of the generated API: every module's
@@ -30,6 +32,8 @@ type apiServer struct {
 	*chatAPI
 	*appsAPI
 	*webhookAPI
+	*recoveryAPI
+	*testSendAPI
 }
 
 var _ api.StrictServerInterface = (*apiServer)(nil)
@@ -48,8 +52,16 @@ func newAPIServer(cfg *Config, m *Modules, cursors *httpserver.Cursors) (*apiSer
 	if err != nil {
 		return nil, err
 	}
+	recovery, err := appshttp.NewRecoveryHandlers(m.Recovery)
+	if err != nil {
+		return nil, err
+	}
+	tests, err := appshttp.NewTestSendHandlers(m.TestSends)
+	if err != nil {
+		return nil, err
+	}
 	return &apiServer{instanceAPI: inst, identityAPI: idhttp.New(m.Identity), chatAPI: chat,
-		appsAPI: appshttp.NewHandlers(m.Apps), webhookAPI: webhooks}, nil
+		appsAPI: appshttp.NewHandlers(m.Apps), webhookAPI: webhooks, recoveryAPI: recovery, testSendAPI: tests}, nil
 }
 
 // mountAPI verifies the registrations (AZ-P1: every enabled operation has a

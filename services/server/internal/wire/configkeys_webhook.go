@@ -33,6 +33,8 @@ func webhookConfigKeys() []config.Key {
 			Doc: "Deliveries on one page of listWebhookDeliveries when the request names no limit; at most webhook.page_size_max."},
 		{Name: "webhook.page_size_max", Kind: config.KindInt, Default: "200", Min: "1", Max: "1000", Unit: "deliveries", Chapter: chapter06,
 			Doc: "Most deliveries on one page of listWebhookDeliveries; a larger limit is lowered to it."},
+		{Name: "webhook.recover_max_deliveries", Kind: config.KindInt, Default: "1000", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter06,
+			Doc: "Most deliveries one recoverWebhookDeliveries request makes pending again, lowest event_seq first; the answer's has_more says that the same request recovers more (ADR 0079)."},
 		{Name: "webhook.chain_max_deliveries", Kind: config.KindInt, Default: "100", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter02,
 			Doc: "Budget of one run of the delivery job: most deliveries it sends before it leaves the next head to a new job."},
 		{Name: "webhook.job_max_attempts", Kind: config.KindInt, Default: "25", Min: "1", Max: "100", Unit: "runs", Chapter: chapter02,
@@ -67,6 +69,8 @@ type WebhookConfig struct {
 	PageSizeDefault int `config:"webhook.page_size_default"`
 	// PageSizeMax is webhook.page_size_max.
 	PageSizeMax int `config:"webhook.page_size_max"`
+	// RecoverMaxDeliveries is webhook.recover_max_deliveries.
+	RecoverMaxDeliveries int `config:"webhook.recover_max_deliveries"`
 	// ChainMaxDeliveries is webhook.chain_max_deliveries.
 	ChainMaxDeliveries int `config:"webhook.chain_max_deliveries"`
 	// JobMaxAttempts is webhook.job_max_attempts.

@@ -67,6 +67,11 @@ type Modules struct {
 	// (also the installation hooks of Apps).
 	Apps     *appsapp.Service
 	Webhooks *appsapp.WebhookService
+	// Recovery is recoverWebhookDeliveries (ADR 0079); TestSends is
+	// sendWebhookTest (ADR 0080), which sends through WebhookEgress from
+	// the api process.
+	Recovery  *appsapp.Recovery
+	TestSends *appsapp.TestSends
 	// Deliveries is the delivery engine of outgoing webhooks: the handler of
 	// the consumer webhooks and the body of the job apps.webhook_deliver.
 	Deliveries *appsapp.Deliveries
@@ -193,6 +198,18 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	// webhook.delivery_timeout per attempt (ADR 0022).
 	sender, webhookEgress, err := newWebhookSender(cfg, d)
 	if err != nil {
+		return nil, err
+	}
+	if m.Recovery, err = appsapp.NewRecovery(appsapp.RecoveryDeps{
+		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Installations: appsStore, Store: appsStore,
+		Log: m.Log, Scheduler: scheduler, Clock: d.Clock,
+	}, appsapp.RecoveryOptions{MaxDeliveries: cfg.Webhook.RecoverMaxDeliveries, EventRetention: cfg.Sync.EventRetention}); err != nil {
+		return nil, err
+	}
+	if m.TestSends, err = appsapp.NewTestSends(appsapp.TestSendDeps{
+		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Installations: appsStore, Store: appsStore,
+		Keys: m.Keys, State: m.Instance, Master: hmacMaster, Sender: sender, Clock: d.Clock,
+	}, appsapp.TestSendOptions{DeliveryTimeout: cfg.Webhook.DeliveryTimeout, SecretRotationOverlap: cfg.Webhook.SecretRotationOverlap}); err != nil {
 		return nil, err
 	}
 	deliveryStore := appspg.NewDeliveryStore(d.Pool)

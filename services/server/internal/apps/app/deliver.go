@@ -9,7 +9,6 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
-	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/errs"
@@ -421,39 +420,24 @@ func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, c *chain, head
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: encoding the webhook body failed")
 	}
-	signers, err := s.keys.Signers(ctx, instance.PurposeWebhookOut)
+	ts := now.Unix()
+	sig, kid, err := signWebhook(ctx, s.keys, s.master, s.opts.SecretRotationOverlap, webhookSigning{
+		SubscriptionID: t.SubscriptionID, HMACEnabled: t.HMACEnabled, HMACGeneration: t.HMACGeneration,
+		HMACRotatedAt: t.HMACRotatedAt, WebhookID: ev.ID, Timestamp: ts, Body: body,
+	}, now)
 	if err != nil {
 		return nil, err
-	}
-	if len(signers) == 0 {
-		return nil, errs.Internalf("apps: no webhook_out signer")
-	}
-	ts := now.Unix()
-	content := domain.SignedContent(ev.ID, ts, body)
-	v1a := make([][]byte, 0, len(signers))
-	for _, sg := range signers {
-		v1a = append(v1a, sg.Sign(content))
-	}
-	var v1 [][]byte
-	if t.HMACEnabled {
-		master, err := s.master.Key(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range domain.HMACGenerations(t.HMACGeneration, t.HMACRotatedAt, s.opts.SecretRotationOverlap, now) {
-			v1 = append(v1, domain.HMACSignature(domain.DeriveHMACKey(master, t.SubscriptionID, g), content))
-		}
 	}
 	return &attempt{
 		head:      head,
 		eventType: string(ev.Type),
-		kid:       signers[0].KeyID(),
+		kid:       kid,
 		req: SignedRequest{
 			SubscriptionID: t.SubscriptionID,
 			URL:            t.URL,
 			WebhookID:      ev.ID,
 			Timestamp:      ts,
-			Signature:      domain.SignatureHeader(v1a, v1),
+			Signature:      sig,
 			Body:           body,
 		},
 	}, nil

@@ -120,6 +120,7 @@ type bundle struct {
 	jobMax    int           // options.jobMaxAttempts
 	uow       *pg.UnitOfWork
 	scheduler app.DeliveryScheduler // the delivery path's
+	sender    app.WebhookSender     // the delivery path's, over the egress client with the fake resolver
 	d         *app.Deliveries
 	round     *syncapp.Runner
 	recv      *receiver
@@ -244,7 +245,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 		Clock: b.clock, Random: o.random, Logger: logger, Meter: b.appMetrics.Provider,
 	}, b.opts)
 	require.NoError(t, err)
-	b.pool, b.jobMax, b.uow, b.scheduler = pool, o.jobMaxAttempts, uow, scheduler
+	b.pool, b.jobMax, b.uow, b.scheduler, b.sender = pool, o.jobMaxAttempts, uow, scheduler, sender
 	require.NoError(t, appsjobs.RegisterWebhookDeliver(b.runtime, b.d, o.jobMaxAttempts))
 	if o.worker {
 		startRuntime(t, b.runtime)
