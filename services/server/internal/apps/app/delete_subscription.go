@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
@@ -28,6 +29,6 @@ func (w *WebhookService) DeleteSubscription(ctx context.Context, id ids.ID) erro
 		if !ok {
 			return errs.NotFound()
 		}
-		return w.recordManage(ctx, p, sub, changeDeleted)
+		return w.recordManage(ctx, p, sub, webhook.ChangeDeleted)
 	})
 }

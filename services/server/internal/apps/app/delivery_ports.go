@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
 	eventsync "bothy/server/internal/sync"
@@ -122,6 +123,16 @@ type DeliveryTarget struct {
 	Installation apps.Installation
 	// Lease is the attempt in flight, zero when none.
 	Lease Lease
+}
+
+// standing returns the part of t the state machine changes.
+func (t *DeliveryTarget) standing() webhook.Standing {
+	return webhook.Standing{State: t.State, DisabledAt: t.DisabledAt, ConsecutiveFailures: t.ConsecutiveFailures}
+}
+
+// setStanding takes over a standing the delivery path wrote.
+func (t *DeliveryTarget) setStanding(st webhook.Standing) {
+	t.State, t.DisabledAt, t.ConsecutiveFailures = st.State, st.DisabledAt, st.ConsecutiveFailures
 }
 
 // Lease is the subscription's attempt in flight (D-M2-26-37): the delivery

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"bothy/server/internal/apps"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 )
 
 // gap handles a head whose event left the log (Design note 5 e,
@@ -27,18 +27,15 @@ func (s *Deliveries) gap(ctx context.Context, t *DeliveryTarget, st *step, head 
 	}
 	st.failed(failure{subscriptionID: t.SubscriptionID, seq: head.EventSeq,
 		reason: apps.LastErrorEventExpired, host: hostOf(t.URL)})
-	tr, ok, err := applyTransition(t.SubscriptionID, t.Installation.AppID, t.State, domain.EventGap)
+	tr, ok, err := s.setState(ctx, t.SubscriptionID, t.Installation.AppID, t.standing(), webhook.EventGap, now)
 	if err != nil || !ok {
 		return err
 	}
 	tr.fromSeq, tr.toSeq = head.EventSeq, max(head.EventSeq, exp.LastSeq)
-	if err := s.store.SetSubscriptionState(ctx, t.SubscriptionID, tr.to, disabledAt(tr.to, now), now); err != nil {
-		return err
-	}
 	if err := s.recordTransition(ctx, tr); err != nil {
 		return err
 	}
-	t.State = tr.to
+	t.State = tr.To
 	st.transitioned(tr)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/eventlog"
@@ -232,7 +233,7 @@ func (s *Deliveries) pauseForQuota(ctx context.Context, r *round, c Candidate, n
 	if err != nil || !ok {
 		return err
 	}
-	tr, ok, err := applyTransition(c.SubscriptionID, c.AppID, t.State, domain.EventMaxPending)
+	tr, ok, err := s.setState(ctx, c.SubscriptionID, c.AppID, t.standing(), webhook.EventMaxPending, now)
 	if err != nil {
 		return err
 	}
@@ -240,13 +241,10 @@ func (s *Deliveries) pauseForQuota(ctx context.Context, r *round, c Candidate, n
 	if !ok {
 		return nil
 	}
-	if err := s.store.SetSubscriptionState(ctx, c.SubscriptionID, tr.to, disabledAt(tr.to, now), now); err != nil {
-		return err
-	}
 	if err := s.recordTransition(ctx, tr); err != nil {
 		return err
 	}
-	r.states[c.SubscriptionID] = tr.to
+	r.states[c.SubscriptionID] = tr.To
 	s.logTransition(ctx, tr)
 	return nil
 }

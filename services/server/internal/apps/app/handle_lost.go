@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 )
 
 // HandleLost implements sync.ConsumerLossHandler (Design note 3 f): the
@@ -32,15 +32,12 @@ func (s *Deliveries) HandleLost(ctx context.Context, from, to int64) error {
 	}
 	now := s.now()
 	for _, ref := range refs {
-		tr, ok, err := applyTransition(ref.ID, ref.AppID, ref.State, domain.EventGap)
+		tr, ok, err := s.setState(ctx, ref.ID, ref.AppID, webhook.Standing{State: ref.State}, webhook.EventGap, now)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			continue
-		}
-		if err := s.store.SetSubscriptionState(ctx, ref.ID, tr.to, disabledAt(tr.to, now), now); err != nil {
-			return err
 		}
 		exp, err := s.store.ExpirePending(ctx, ref.ID, math.MaxInt64, now)
 		if err != nil {

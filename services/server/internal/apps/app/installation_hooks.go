@@ -5,9 +5,9 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
-	"bothy/server/internal/kernel/errs"
 )
 
 // Installed implements InstallationHooks (installApp, Design note 14): when
@@ -54,13 +54,14 @@ func (w *WebhookService) Uninstalled(ctx context.Context, inst apps.Installation
 		}
 		now := w.now()
 		for _, s := range subs {
-			state, err := domain.NextSubscriptionState(s.State, domain.EventUninstall)
-			if errs.CodeOf(err) == errs.CodeConflict {
-				continue // disabled already
-			} else if err != nil {
+			next, _, ok, err := webhook.Standing{State: s.State, DisabledAt: s.DisabledAt}.Apply(webhook.EventUninstall, now)
+			if err != nil {
 				return err
 			}
-			s.State, s.DisabledAt, s.UpdatedAt = state, now, now
+			if !ok {
+				continue // disabled already
+			}
+			s.State, s.DisabledAt, s.UpdatedAt = next.State, next.DisabledAt, now
 			if err := w.subs.UpdateSubscription(ctx, s); err != nil {
 				return err
 			}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
@@ -34,7 +34,7 @@ func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, c *chain, head
 		return nil, errs.Internalf("apps: no webhook_out signer")
 	}
 	ts := now.Unix()
-	content := domain.SignedContent(ev.ID, ts, body)
+	content := webhook.SignedContent(ev.ID, ts, body)
 	v1a := make([][]byte, 0, len(signers))
 	for _, sg := range signers {
 		v1a = append(v1a, sg.Sign(content))
@@ -45,8 +45,8 @@ func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, c *chain, head
 		if err != nil {
 			return nil, err
 		}
-		for _, g := range domain.HMACGenerations(t.HMACGeneration, t.HMACRotatedAt, s.opts.SecretRotationOverlap, now) {
-			v1 = append(v1, domain.HMACSignature(domain.DeriveHMACKey(master, t.SubscriptionID, g), content))
+		for _, g := range webhook.HMACGenerations(t.HMACGeneration, t.HMACRotatedAt, s.opts.SecretRotationOverlap, now) {
+			v1 = append(v1, webhook.HMACSignature(webhook.DeriveHMACKey(master, t.SubscriptionID, g), content))
 		}
 	}
 	return &attempt{
@@ -58,7 +58,7 @@ func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, c *chain, head
 			URL:            t.URL,
 			WebhookID:      ev.ID,
 			Timestamp:      ts,
-			Signature:      domain.SignatureHeader(v1a, v1),
+			Signature:      webhook.SignatureHeader(v1a, v1),
 			Body:           body,
 		},
 	}, nil

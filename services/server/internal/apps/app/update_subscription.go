@@ -2,11 +2,10 @@ package app
 
 import (
 	"context"
-	"slices"
-	"time"
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/errs"
@@ -67,66 +66,44 @@ func (w *WebhookService) UpdateSubscription(ctx context.Context, cmd apps.Update
 }
 
 // change applies cmd to the locked subscription sub of the live
-// installation inst, writes it, makes the head due on a resume and audits
-// each kind of change.
+// installation inst: it validates the parts cmd sets, asks the rule what
+// they change (webhook.PlanUpdate), writes the result, makes the head due
+// on a resume and audits each kind of change.
 func (w *WebhookService) change(ctx context.Context, p actor.Principal, sub apps.Subscription, inst apps.Installation,
 	cmd apps.UpdateSubscription, master []byte) (apps.SubscriptionCreated, error) {
 	target, err := w.validate(cmd.URL, cmd.EventTypes, inst.EventSubscriptions, cmd.RotateHMACSecret && !sub.HMACEnabled)
 	if err != nil {
 		return apps.SubscriptionCreated{}, err
 	}
-	if cmd.State != nil && *cmd.State != apps.SubscriptionActive && *cmd.State != apps.SubscriptionPaused {
-		return apps.SubscriptionCreated{}, errs.Validation(errs.Field("/state", "enum"))
+	u := webhook.Update{EventTypes: cmd.EventTypes, State: cmd.State, RotateHMACSecret: cmd.RotateHMACSecret}
+	if cmd.URL != nil {
+		u.URL = &target.URL
 	}
 	now := w.now()
-	next := sub
-	var changes []string
-	if cmd.URL != nil && target.URL != sub.URL || cmd.EventTypes != nil && !slices.Equal(*cmd.EventTypes, sub.EventTypes) {
-		if cmd.URL != nil {
-			next.URL = target.URL
-		}
-		if cmd.EventTypes != nil {
-			next.EventTypes = slices.Clone(*cmd.EventTypes)
-		}
-		changes = append(changes, changeUpdated)
+	plan, err := webhook.PlanUpdate(sub, u, now)
+	if err != nil {
+		return apps.SubscriptionCreated{}, err
 	}
-	resumed := false
-	if cmd.State != nil && *cmd.State != sub.State {
-		ev, code := domain.EventOwnerPause, changePaused
-		if *cmd.State == apps.SubscriptionActive {
-			ev, code, resumed = domain.EventOwnerResume, changeResumed, true
-		}
-		if next.State, err = domain.NextSubscriptionState(sub.State, ev); err != nil {
-			return apps.SubscriptionCreated{}, err
-		}
-		next.DisabledAt = time.Time{}
-		if resumed {
-			next.ConsecutiveFailures = 0
-		}
-		changes = append(changes, code)
-	}
-	var secret string
-	if cmd.RotateHMACSecret {
-		next.HMACGeneration, next.HMACRotatedAt = sub.HMACGeneration+1, now
-		secret = domain.FormatSecret(domain.DeriveHMACKey(master, sub.ID, next.HMACGeneration))
-		changes = append(changes, changeRotated)
-	}
-	if len(changes) == 0 {
+	if len(plan.Changes) == 0 {
 		return apps.SubscriptionCreated{Subscription: sub}, nil
 	}
-	next.UpdatedAt = now
+	next := plan.Next
 	if err := w.subs.UpdateSubscription(ctx, next); err != nil {
 		return apps.SubscriptionCreated{}, err
 	}
-	if resumed {
+	if plan.Resumed {
 		if err := w.makeHeadDue(ctx, next.ID, now); err != nil {
 			return apps.SubscriptionCreated{}, err
 		}
 	}
-	for _, c := range changes {
+	for _, c := range plan.Changes {
 		if err := w.recordManage(ctx, p, next, c); err != nil {
 			return apps.SubscriptionCreated{}, err
 		}
 	}
-	return apps.SubscriptionCreated{Subscription: next, HMACSecret: secret}, nil
+	out := apps.SubscriptionCreated{Subscription: next}
+	if plan.Rotated {
+		out.HMACSecret = webhook.FormatSecret(webhook.DeriveHMACKey(master, sub.ID, next.HMACGeneration))
+	}
+	return out, nil
 }

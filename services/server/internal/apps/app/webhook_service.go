@@ -9,6 +9,7 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
@@ -27,16 +28,6 @@ import (
 // options and the helpers its use cases share. Each use case of the port
 // apps.Webhooks has a file of its own; installation_hooks.go holds the
 // InstallationHooks the app life cycle calls.
-
-// The change codes of the audit entry webhook_out.manage (Design note 2 e).
-const (
-	changeCreated = "created"
-	changeUpdated = "updated"
-	changePaused  = "paused"
-	changeResumed = "resumed"
-	changeRotated = "rotated"
-	changeDeleted = "deleted"
-)
 
 // Pointer and item code of a rotation without HMAC (D-M2-26-18).
 const (
@@ -279,18 +270,18 @@ func (w *WebhookService) insert(ctx context.Context, p actor.Principal, inst app
 	hmacEnabled := master != nil
 	sub := apps.Subscription{
 		ID: id, AppID: inst.AppID, AppInstallationID: inst.ID, URL: target.URL, EventTypes: slices.Clone(eventTypes),
-		State: apps.SubscriptionActive, SignatureSchemes: domain.SignatureSchemes(hmacEnabled),
+		State: apps.SubscriptionActive, SignatureSchemes: webhook.SignatureSchemes(hmacEnabled),
 		SigningKeyKID: signer.KeyID(), HMACEnabled: hmacEnabled, CreatedBy: p.ID, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := w.subs.InsertSubscription(ctx, sub); err != nil {
 		return apps.SubscriptionCreated{}, err
 	}
-	if err := w.recordManage(ctx, p, sub, changeCreated); err != nil {
+	if err := w.recordManage(ctx, p, sub, webhook.ChangeCreated); err != nil {
 		return apps.SubscriptionCreated{}, err
 	}
 	out := apps.SubscriptionCreated{Subscription: sub}
 	if hmacEnabled {
-		out.HMACSecret = domain.FormatSecret(domain.DeriveHMACKey(master, sub.ID, 0))
+		out.HMACSecret = webhook.FormatSecret(webhook.DeriveHMACKey(master, sub.ID, 0))
 	}
 	return out, nil
 }
