@@ -27,5 +27,7 @@
 // (as the last write, ADR 0051). A denial is audited by the authorizer and
 // rolls the unit of work back. Apps are visible to owners only, so anyone
 // else gets not_found, exactly like an unknown app ID (AZ-P4). The rules
-// themselves are pure functions of internal/apps/domain.
+// themselves are pure functions of internal/apps/domain (admission) and
+// internal/apps/domain/webhook (delivery); a use case reads, asks the rule
+// for the change and persists it.
 package app
