@@ -11,6 +11,9 @@
 //     internal/kernel (ports also the ports they use; domain packages also
 //     the domain_libraries modules.yaml lists);
 //   - use cases (app) never import their adapters;
+//   - a module's inside rules forbid imports between its own packages
+//     beyond these layers (internal/apps/domain never imports its
+//     subpackage webhook);
 //   - restricted packages (the generated api) are imported only by the
 //     importers modules.yaml names; test-only packages only by tests;
 //   - every package of the Go module belongs to a module of modules.yaml;

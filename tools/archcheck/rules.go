@@ -47,8 +47,24 @@ type Module struct {
 	// Importers, when set, restricts who may import this module: globs over
 	// relative package paths, each also matching subpackages.
 	Importers []string `yaml:"importers"`
+	// Inside lists imports between the module's own packages that its
+	// layout forbids beyond the layer rules, each with its reason.
+	Inside []InsideRule `yaml:"inside"`
 
 	name string
+}
+
+// InsideRule forbids one package of a module to import others of the same
+// module.
+type InsideRule struct {
+	// Package is the relative path of the importing package (that package
+	// only, not its subpackages).
+	Package string `yaml:"package"`
+	// Never are relative paths of packages it must not import, each also
+	// matching its subpackages.
+	Never []string `yaml:"never"`
+	// Why names the reason and the document that holds it.
+	Why string `yaml:"why"`
 }
 
 // ParseConfig reads and validates modules.yaml.
@@ -96,6 +112,16 @@ func ParseConfig(data []byte) (*Config, error) {
 		for _, u := range m.Uses {
 			if _, ok := c.Modules[u]; !ok {
 				return nil, fmt.Errorf("modules.yaml: module %s uses the unknown module %s", name, u)
+			}
+		}
+		for _, r := range m.Inside {
+			if r.Why == "" || len(r.Never) == 0 || !within(r.Package, m.Path) {
+				return nil, fmt.Errorf("modules.yaml: an inside rule of module %s needs a package inside %s, never and why", name, m.Path)
+			}
+			for _, n := range r.Never {
+				if !within(n, m.Path) {
+					return nil, fmt.Errorf("modules.yaml: the inside rule of %s names %s, which is not inside module %s", r.Package, n, name)
+				}
 			}
 		}
 	}
@@ -257,6 +283,16 @@ func (c *Config) checkImport(from place, imp string) (Violation, bool) {
 		return v, false
 	}
 	if to.mod == from.mod {
+		for _, r := range from.mod.Inside {
+			if r.Package != from.rel {
+				continue
+			}
+			for _, n := range r.Never {
+				if within(rel, n) {
+					return bad("%s never imports %s: %s", r.Package, n, r.Why)
+				}
+			}
+		}
 		return c.checkInside(from, to, v)
 	}
 	if from.mod.name == "kernel" {
@@ -296,6 +332,11 @@ func (c *Config) checkInside(from, to place, v Violation) (Violation, bool) {
 		return v, true
 	}
 	return v, false
+}
+
+// within reports whether the relative path rel is dir or below it.
+func within(rel, dir string) bool {
+	return rel == dir || strings.HasPrefix(rel, dir+"/")
 }
 
 // isDomainLibrary reports whether imp is a domain library or a package

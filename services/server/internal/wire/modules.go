@@ -15,7 +15,7 @@ import (
 	appspg "bothy/server/internal/apps/adapters/postgres"
 	"bothy/server/internal/apps/adapters/webhookhttp"
 	appsapp "bothy/server/internal/apps/app"
-	appsdomain "bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	azpg "bothy/server/internal/authz/adapters/postgres"
 	azapp "bothy/server/internal/authz/app"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
@@ -224,7 +224,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		Audit: m.Audit, Keys: m.Keys, State: m.Instance, Master: hmacMaster, Sender: sender, Scheduler: scheduler,
 		Clock: d.Clock, Logger: d.Logger, Meter: d.Meter,
 	}, appsapp.DeliveryOptions{
-		Retry: appsdomain.RetryConfig{
+		Retry: webhook.RetryConfig{
 			Base: cfg.Webhook.RetryBackoffBase, Cap: cfg.Webhook.RetryBackoffCap, MaxAge: cfg.Webhook.RetryMaxAge,
 		},
 		DeliveryTimeout:           cfg.Webhook.DeliveryTimeout,

@@ -18,7 +18,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/adapters/webhookhttp"
 	"bothy/server/internal/apps/app"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/authz"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/auditing/audittest"
@@ -37,12 +37,12 @@ func (b *bundle) verifyV1A(t *testing.T, r received) int {
 	require.NoError(t, err)
 	ts, err := strconv.ParseInt(r.timestamp, 10, 64)
 	require.NoError(t, err)
-	content := domain.SignedContent(ids.MustParse(r.id), ts, r.body)
+	content := webhook.SignedContent(ids.MustParse(r.id), ts, r.body)
 	verified := 0
 	for _, entry := range strings.Split(r.sig, " ") {
 		scheme, sig, ok := strings.Cut(entry, ",")
 		require.True(t, ok)
-		if scheme != domain.SchemeV1A {
+		if scheme != webhook.SchemeV1A {
 			continue
 		}
 		raw, err := base64.StdEncoding.DecodeString(sig)
@@ -105,7 +105,7 @@ func TestWebhookDeliveryG10(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ts >= before && ts <= after, "webhook-timestamp is the time of the attempt")
 
-	require.Equal(t, domain.FormatSecret(domain.DeriveHMACKey(b.master, sub, 0)), created.HMACSecret)
+	require.Equal(t, webhook.FormatSecret(webhook.DeriveHMACKey(b.master, sub, 0)), created.HMACSecret)
 	wh, err := standardwebhooks.NewWebhook(created.HMACSecret)
 	require.NoError(t, err)
 	h := http.Header{}

@@ -11,14 +11,13 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"bothy/server/internal/apps"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/authz"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/clock"
-	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
 	"bothy/server/internal/platform/otel/attr"
@@ -30,7 +29,7 @@ import (
 type DeliveryOptions struct {
 	// Retry holds webhook.retry_backoff_base, webhook.retry_backoff_cap and
 	// webhook.retry_max_age (Design note 7).
-	Retry domain.RetryConfig
+	Retry webhook.RetryConfig
 	// DeliveryTimeout is webhook.delivery_timeout: the lease of a claimed
 	// attempt, after which the lease wake-up of its run sends it again
 	// (ADR 0067). The egress client bounds the exchange with the same key.
@@ -172,38 +171,30 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 // timestamptz, so compared and stored times agree.
 func (s *Deliveries) now() time.Time { return s.clock.Now().Truncate(time.Microsecond) }
 
-// transition is one system transition of a subscription (Design note 5 b).
+// transition is one system transition of a subscription
+// (webhook.Transition) with the subscription and app it happened to.
 type transition struct {
+	webhook.Transition
 	subscriptionID, appID ids.ID
-	from, to              apps.SubscriptionState
-	cause                 string
 	// fromSeq and toSeq name the lost range of a gap; zero otherwise.
 	fromSeq, toSeq int64
 }
 
-// applyTransition decides ev for a subscription in state from. It returns
-// the transition and true, or false when ev does not apply to from (for
-// example a quota on a subscription an owner paused meanwhile), which means
-// nothing to write and nothing to audit. Only system events reach it.
-func applyTransition(subscriptionID, appID ids.ID, from apps.SubscriptionState, ev domain.SubscriptionEvent) (transition, bool, error) {
-	to, err := domain.NextSubscriptionState(from, ev)
-	if errs.CodeOf(err) == errs.CodeConflict {
-		return transition{}, false, nil
-	}
-	if err != nil {
+// setState asks the rule what the system event ev changes on the
+// subscription id of appID in standing from at now (webhook.Standing.Apply)
+// and writes the new state, in the unit of work of ctx, which holds the
+// subscription's row lock. It returns the transition to audit, and false
+// when ev does not apply to the state: nothing written, nothing to audit.
+func (s *Deliveries) setState(ctx context.Context, id, appID ids.ID, from webhook.Standing, ev webhook.SubscriptionEvent,
+	now time.Time) (transition, bool, error) {
+	next, tr, ok, err := from.Apply(ev, now)
+	if err != nil || !ok {
 		return transition{}, false, err
 	}
-	cause, _ := ev.Cause()
-	return transition{subscriptionID: subscriptionID, appID: appID, from: from, to: to, cause: cause}, true, nil
-}
-
-// disabledAt returns now for a transition to disabled and the zero time
-// otherwise (webhook_subscriptions_disabled_at_by_state).
-func disabledAt(state apps.SubscriptionState, now time.Time) time.Time {
-	if state == apps.SubscriptionDisabled {
-		return now
+	if err := s.store.SetSubscriptionState(ctx, id, next.State, next.DisabledAt, now); err != nil {
+		return transition{}, false, err
 	}
-	return time.Time{}
+	return transition{Transition: tr, subscriptionID: id, appID: appID}, true, nil
 }
 
 // recordTransition writes the audit entry of a system transition in the
@@ -213,9 +204,9 @@ func disabledAt(state apps.SubscriptionState, now time.Time) time.Time {
 func (s *Deliveries) recordTransition(ctx context.Context, t transition) error {
 	details := []auditing.Detail{
 		auditing.ID("subscription_id", t.subscriptionID),
-		auditing.Code("from_state", string(t.from)),
-		auditing.Code("to_state", string(t.to)),
-		auditing.Code("cause", t.cause),
+		auditing.Code("from_state", string(t.From)),
+		auditing.Code("to_state", string(t.To)),
+		auditing.Code("cause", t.Cause),
 	}
 	if t.toSeq > 0 {
 		details = append(details, auditing.Int("from_seq", t.fromSeq), auditing.Int("to_seq", t.toSeq))
@@ -237,7 +228,7 @@ func (s *Deliveries) logTransition(ctx context.Context, t transition) {
 	s.metrics.transition(ctx, t)
 	s.log.WarnContext(ctx, "webhook subscription state changed",
 		slog.String(string(attr.WebhookSubscriptionID), t.subscriptionID.String()),
-		slog.String(string(attr.Reason), t.cause))
+		slog.String(string(attr.Reason), t.Cause))
 }
 
 // failure is one delivery that did not succeed, for the log line

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"bothy/server/internal/apps"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/platform/otel/attr"
 )
@@ -126,7 +126,7 @@ func (d deliveryMetrics) stalledHead(ctx context.Context) { d.stalled.Add(ctx, 1
 // refused), classified as record classifies it; elapsed is the time the
 // send took.
 func (d deliveryMetrics) sentAttempt(ctx context.Context, res SendResult, err error, elapsed time.Duration) {
-	o := domain.Classify(res.StatusCode, err)
+	o := webhook.Classify(res.StatusCode, err)
 	attrs := []attribute.KeyValue{attr.Outcome.String(o.SpanOutcome())}
 	if o.LastError != "" {
 		attrs = append(attrs, attr.Reason.String(string(o.LastError)))
@@ -137,7 +137,7 @@ func (d deliveryMetrics) sentAttempt(ctx context.Context, res SendResult, err er
 // transition records one system transition of a subscription.
 func (d deliveryMetrics) transition(ctx context.Context, t transition) {
 	d.transitions.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
-		attr.WebhookSubscriptionState.String(string(t.to)), attr.Reason.String(t.cause))))
+		attr.WebhookSubscriptionState.String(string(t.To)), attr.Reason.String(t.Cause))))
 }
 
 // finishedDelivery is one delivery a unit of work made final.

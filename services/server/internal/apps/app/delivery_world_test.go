@@ -22,6 +22,7 @@ import (
 	"bothy/server/internal/apps/adapters/webhookhttp"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/apps/webhookstest"
 	azpg "bothy/server/internal/authz/adapters/postgres"
 	azapp "bothy/server/internal/authz/app"
@@ -64,7 +65,7 @@ import (
 // a day), every other limit out of the way unless a test lowers it.
 func defaultOptions() app.DeliveryOptions {
 	return app.DeliveryOptions{
-		Retry:                     domain.RetryConfig{Base: time.Second, Cap: 8 * time.Second, MaxAge: time.Hour},
+		Retry:                     webhook.RetryConfig{Base: time.Second, Cap: 8 * time.Second, MaxAge: time.Hour},
 		DeliveryTimeout:           10 * time.Second,
 		MaxConsecutiveFailures:    50,
 		MaxPendingPerSubscription: 1000,

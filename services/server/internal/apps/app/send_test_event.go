@@ -8,6 +8,7 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
@@ -149,7 +150,7 @@ type testPayload struct {
 // UUIDv7 as id and webhook-id, payload subscription_id and app_id,
 // sync_epoch), sign it as a delivery is signed (signWebhook) and send it
 // through the sender within webhook.delivery_timeout. The outcome is
-// domain.Classify's; nothing is stored and the subscription does not
+// webhook.Classify's; nothing is stored and the subscription does not
 // change, in any state.
 //
 // Errors (*errs.Error): validation_failed; not_found for an unknown
@@ -207,7 +208,7 @@ func (s *TestSends) SendTest(ctx context.Context, subscriptionID ids.ID) (apps.T
 	if sendErr == nil {
 		out.StatusCode = res.StatusCode
 	}
-	out.Error = domain.Classify(res.StatusCode, sendErr).LastError
+	out.Error = webhook.Classify(res.StatusCode, sendErr).LastError
 	if b, ok := errors.AsType[egressRefusal](sendErr); ok {
 		out.EgressReason = b.BlockReason()
 	}

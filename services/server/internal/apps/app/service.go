@@ -1,16 +1,3 @@
-// Package app holds the use cases of the apps module. For the apps platform
-// (M2-24): register, list and read apps; install, uninstall, suspend and
-// resume them; set their scopes; and manage their grants. One file per use
-// case.
-//
-// Every use case is one unit of work in this order (docs/spec/07-permissions.md
-// 4.2): authorize the acting principal of the context
-// (kernel/authorize.Check with Resource{Kind: app, ID: app id}); act; record
-// the allow in the audit trail with typed details; append
-// app.installation.updated when the installation's state or scopes changed
-// (as the last write, ADR 0051). A denial is audited by the authorizer and
-// rolls the unit of work back. Apps are visible to owners only, so anyone
-// else gets not_found, exactly like an unknown app ID (AZ-P4).
 package app
 
 import (

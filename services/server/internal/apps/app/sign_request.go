@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
@@ -47,7 +47,7 @@ func signWebhook(ctx context.Context, keys instance.Keys, master HMACMasterKey, 
 	if len(signers) == 0 {
 		return "", "", errs.Internalf("apps: no webhook_out signer")
 	}
-	content := domain.SignedContent(s.WebhookID, s.Timestamp, s.Body)
+	content := webhook.SignedContent(s.WebhookID, s.Timestamp, s.Body)
 	v1a := make([][]byte, 0, len(signers))
 	for _, sg := range signers {
 		v1a = append(v1a, sg.Sign(content))
@@ -58,9 +58,9 @@ func signWebhook(ctx context.Context, keys instance.Keys, master HMACMasterKey, 
 		if err != nil {
 			return "", "", err
 		}
-		for _, g := range domain.HMACGenerations(s.HMACGeneration, s.HMACRotatedAt, overlap, now) {
-			v1 = append(v1, domain.HMACSignature(domain.DeriveHMACKey(key, s.SubscriptionID, g), content))
+		for _, g := range webhook.HMACGenerations(s.HMACGeneration, s.HMACRotatedAt, overlap, now) {
+			v1 = append(v1, webhook.HMACSignature(webhook.DeriveHMACKey(key, s.SubscriptionID, g), content))
 		}
 	}
-	return domain.SignatureHeader(v1a, v1), signers[0].KeyID(), nil
+	return webhook.SignatureHeader(v1a, v1), signers[0].KeyID(), nil
 }

@@ -4,42 +4,75 @@ import (
 	"context"
 	"time"
 
+	"bothy/server/internal/apps"
 	"bothy/server/internal/kernel/ids"
 )
 
-// SignedRequest is one webhook POST, signed and ready to send. It lives in
-// memory only: the body and the signature are never stored or logged.
-type SignedRequest struct {
-	// SubscriptionID names the subscription, for telemetry.
-	SubscriptionID ids.ID
-	// URL is the subscription's https address.
-	URL string
-	// WebhookID is the event ID, the same on every retry and redelivery.
-	WebhookID ids.ID
-	// Timestamp is the Unix time in seconds of this attempt.
-	Timestamp int64
-	// Signature is the value of the webhook-signature header.
-	Signature string
-	// Body is the JSON envelope exactly as signed.
-	Body []byte
-}
-
-// SendResult is what came back from a receiver. Only the status and the
-// Retry-After header are kept: a response body is never stored
-// (docs/api/webhooks.md 4).
-type SendResult struct {
-	// StatusCode is the HTTP status of the response.
-	StatusCode int
-	// RetryAfter is the raw Retry-After header, or "".
-	RetryAfter string
-}
-
-// WebhookSender sends signed requests to receivers.
-type WebhookSender interface {
-	// Send POSTs req. A response of any status is a SendResult with a nil
-	// error; an error means no response arrived (blocked address, timeout,
-	// TLS or connection failure) and is classified by domain.Classify.
-	Send(ctx context.Context, req SignedRequest) (SendResult, error)
+// SubscriptionStore persists what the owner side of outgoing webhooks reads
+// and writes: the subscriptions (webhook_subscriptions) and the delivery
+// rows an owner lists, redelivers or makes due (webhook_deliveries). It is
+// one half of the module's WebhookStore; the delivery job's half is its
+// DeliveryStore. Implemented by adapters/postgres.
+//
+// Every method joins the unit of work of ctx (pg.Conn); the locking reads
+// are internal errors outside one, because their locks would end with the
+// statement. The lock order of the module holds for every caller: the
+// installation row, then the subscription row, then its delivery rows, so
+// the use cases, the consumer round and the delivery job never wait for
+// each other in a cycle.
+//
+// A Subscription the store returns carries AppID (from its installation)
+// and SignatureSchemes (derived from HMACEnabled); times are UTC. A
+// Delivery never carries EventType: that comes from the event log.
+type SubscriptionStore interface {
+	// InsertSubscription stores a new app subscription: ID,
+	// AppInstallationID, URL, EventTypes, State, SigningKeyKID,
+	// HMACEnabled, HMACGeneration, CreatedBy, CreatedAt and UpdatedAt of
+	// s (the other columns take their defaults).
+	InsertSubscription(ctx context.Context, s apps.Subscription) error
+	// Subscription returns the app subscription id without a lock, and
+	// false when there is none.
+	Subscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error)
+	// LockSubscription returns the app subscription id with a FOR UPDATE
+	// row lock held until the unit of work ends, and false when there is
+	// none.
+	LockSubscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error)
+	// LockInstallationSubscriptions returns every subscription of the
+	// installation, ordered by id, each with a FOR UPDATE row lock; never
+	// nil.
+	LockInstallationSubscriptions(ctx context.Context, installationID ids.ID) ([]apps.Subscription, error)
+	// AppSubscriptions returns every subscription of every installation of
+	// the app, ordered by created_at, then id; never nil.
+	AppSubscriptions(ctx context.Context, appID ids.ID) ([]apps.Subscription, error)
+	// UpdateSubscription writes what an owner or an uninstall changes: URL,
+	// EventTypes, State, HMACGeneration, HMACRotatedAt,
+	// ConsecutiveFailures, DisabledAt and UpdatedAt of s.ID. It never
+	// writes last_delivered_seq or signing_key_kid, which belong to the
+	// delivery job. Callers hold the row lock (LockSubscription).
+	UpdateSubscription(ctx context.Context, s apps.Subscription) error
+	// DeleteSubscription deletes the subscription and, by ON DELETE
+	// CASCADE, its deliveries. It returns false when there was none.
+	DeleteSubscription(ctx context.Context, id ids.ID) (bool, error)
+	// MakeHeadDue sets next_attempt_at = now on the subscription's head
+	// (its pending delivery with the lowest event_seq) and returns false
+	// when it has no pending delivery. Callers hold the subscription's row
+	// lock.
+	MakeHeadDue(ctx context.Context, subscriptionID ids.ID, now time.Time) (bool, error)
+	// Delivery returns the delivery id without a lock, and false when
+	// there is none.
+	Delivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error)
+	// LockDelivery returns the delivery id with a FOR UPDATE row lock, and
+	// false when there is none. Callers lock its subscription first.
+	LockDelivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error)
+	// UpdateRedelivered writes Status, NextAttemptAt, LastError,
+	// ResponseCode, DeliveredAt, CreatedAt and UpdatedAt of d.ID (never
+	// attempt): the row as a redelivery leaves it.
+	UpdateRedelivered(ctx context.Context, d apps.Delivery) error
+	// Deliveries returns one page of q.SubscriptionID's deliveries ordered
+	// by (event_seq, id) descending, after q.After when set, with
+	// q.Status when set, at most q.Limit items; Next is set when more
+	// follow. Items is never nil.
+	Deliveries(ctx context.Context, q apps.DeliveryQuery) (apps.DeliveryPage, error)
 }
 
 // HMACMasterKey gives the master key from which the v1 secrets of the

@@ -18,7 +18,7 @@ import (
 	"bothy/server/api"
 	"bothy/server/internal/apps/adapters/httpapi"
 	"bothy/server/internal/apps/app"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/httpserver"
@@ -230,10 +230,10 @@ func TestWebhookSecretsNeverLeak(t *testing.T) {
 	})
 
 	master := b.master
-	firstKey := domain.DeriveHMACKey(master, sub, 0)
-	rotatedKey := domain.DeriveHMACKey(master, sub, 1)
-	require.Equal(t, domain.FormatSecret(firstKey), created["hmac_secret"])
-	require.Equal(t, domain.FormatSecret(rotatedKey), rotated["hmac_secret"])
+	firstKey := webhook.DeriveHMACKey(master, sub, 0)
+	rotatedKey := webhook.DeriveHMACKey(master, sub, 1)
+	require.Equal(t, webhook.FormatSecret(firstKey), created["hmac_secret"])
+	require.Equal(t, webhook.FormatSecret(rotatedKey), rotated["hmac_secret"])
 	// The master key's raw bytes would show as hex in row_to_json of a
 	// bytea column (and cannot be valid text): the hex value covers the rows,
 	// the raw bytes are checked in logs, spans and error strings below.

@@ -1,9 +1,13 @@
-// Package domain holds the pure rules of the apps module: manifests, app
-// scopes and their validation (manifest.go), installation states, granted
-// scopes and event subscriptions (installation.go), and for outgoing
-// webhooks the subscription states and targets (subscription.go), the
-// outcome, backoff and deadline of a delivery attempt (delivery.go), and the
-// Standard Webhooks signatures with the HMAC key derivation (signature.go).
+// Package domain holds the pure rules of the apps platform: what an app is
+// and may declare, be granted and subscribe to. Manifests, app scopes and
+// their validation (manifest.go); installation states, granted scopes and
+// event subscriptions (installation.go); the HTTPS addresses an app may be
+// reached at, checked against webhook.allowed_hosts (target.go); and the
+// event types an app may subscribe to (event_types.go).
+//
+// How webhook subscriptions and deliveries behave once they exist (states,
+// outcomes, timing, signatures) is the subpackage webhook, which builds on
+// these rules and never the reverse (ADR 0072).
 //
 // Everything here is a function of its arguments: no I/O, no clock, no
 // randomness of its own (callers pass now and a random source), and no import

@@ -16,6 +16,10 @@ const (
 	// ReasonAppNotInstalled: a change of the installation (uninstall,
 	// suspend, resume, scopes, grants) while the app has none.
 	ReasonAppNotInstalled = "app_not_installed"
+	// ReasonInvalidStateTransition: an event that does not apply to the
+	// current state, of an installation (NextInstallationState) or of a
+	// webhook subscription (webhook.NextSubscriptionState).
+	ReasonInvalidStateTransition = "invalid_state_transition"
 )
 
 // InstallationEvent is an owner's change of an installation's state

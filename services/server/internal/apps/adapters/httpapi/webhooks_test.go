@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/auditing/audittest"
@@ -66,10 +66,10 @@ func TestCreateWebhookSubscription(t *testing.T) {
 		require.Equal(t, []any{"v1a", "v1"}, sub["signature_schemes"])
 		secret := str(sub, "hmac_secret")
 		require.True(t, strings.HasPrefix(secret, "whsec_"), "whsec_ form")
-		raw, err := domain.ParseSecret(secret)
+		raw, err := webhook.ParseSecret(secret)
 		require.NoError(t, err)
 		id := ids.MustParse(str(sub, "id"))
-		require.Equal(t, domain.DeriveHMACKey(w.MasterKey(t), id, 0), raw, "derived, generation 0")
+		require.Equal(t, webhook.DeriveHMACKey(w.MasterKey(t), id, 0), raw, "derived, generation 0")
 
 		replay := b.do(t, w.Robin.Token, "POST", target, req, key...)
 		httpservertest.RequireProblem(t, replay, errs.CodeConflict, "one_time_secret")
@@ -275,8 +275,8 @@ func TestUpdateWebhookSubscription(t *testing.T) {
 		master := w.MasterKey(t)
 		secrets := func(at time.Time) []string {
 			var out []string
-			for _, g := range domain.HMACGenerations(row.HMACGeneration, row.HMACRotatedAt, overlap, at) {
-				out = append(out, domain.FormatSecret(domain.DeriveHMACKey(master, id, g)))
+			for _, g := range webhook.HMACGenerations(row.HMACGeneration, row.HMACRotatedAt, overlap, at) {
+				out = append(out, webhook.FormatSecret(webhook.DeriveHMACKey(master, id, g)))
 			}
 			return out
 		}

@@ -11,7 +11,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/adapters/postgres/db"
 	"bothy/server/internal/apps/app"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg"
@@ -215,7 +215,7 @@ func subscriptionsOf[R any](rows []R, split func(R) (db.WebhookSubscription, ids
 func subscriptionOf(r db.WebhookSubscription, appID ids.ID) apps.Subscription {
 	return apps.Subscription{
 		ID: r.ID, AppID: appID, AppInstallationID: r.AppInstallationID, URL: r.Url, EventTypes: nonNil(r.EventTypes),
-		State: apps.SubscriptionState(r.State), SignatureSchemes: domain.SignatureSchemes(r.HmacEnabled),
+		State: apps.SubscriptionState(r.State), SignatureSchemes: webhook.SignatureSchemes(r.HmacEnabled),
 		SigningKeyKID: r.SigningKeyKid, HMACEnabled: r.HmacEnabled, HMACGeneration: int(r.HmacGeneration),
 		HMACRotatedAt: utc(r.HmacRotatedAt), ConsecutiveFailures: int(r.ConsecutiveFailures),
 		LastDeliveredSeq: r.LastDeliveredSeq, DisabledAt: utc(r.DisabledAt), CreatedBy: r.CreatedBy,

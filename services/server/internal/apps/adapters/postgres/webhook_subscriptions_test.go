@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 )
@@ -19,7 +19,7 @@ func (b *testBundle) subscription(t testing.TB, inst apps.Installation, at time.
 	s := apps.Subscription{
 		ID: ids.New(), AppID: inst.AppID, AppInstallationID: inst.ID,
 		URL: "https://hooks.example.com/bothy/events", EventTypes: []string{"message.created"},
-		State: apps.SubscriptionActive, SignatureSchemes: domain.SignatureSchemes(false), SigningKeyKID: "kid-1",
+		State: apps.SubscriptionActive, SignatureSchemes: webhook.SignatureSchemes(false), SigningKeyKID: "kid-1",
 		CreatedBy: b.owner, CreatedAt: at, UpdatedAt: at,
 	}
 	require.NoError(t, b.store.InsertSubscription(context.Background(), s))

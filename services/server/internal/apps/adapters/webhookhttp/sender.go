@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"bothy/server/internal/apps/app"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/platform/buildinfo"
 	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/otel/attr"
@@ -55,8 +55,8 @@ func NewSender(client *egress.Client, tp trace.TracerProvider) *Sender {
 // Send POSTs req and returns the status and Retry-After of the answer. The
 // span webhook.deliver carries the host (never the path or query), the
 // status when an answer arrived and bothy.outcome from the closed list of
-// domain.Outcome.SpanOutcome. Errors are the egress client's, unchanged, so
-// domain.Classify sees their types; their messages name the host only.
+// webhook.Outcome.SpanOutcome. Errors are the egress client's, unchanged, so
+// webhook.Classify sees their types; their messages name the host only.
 func (s *Sender) Send(ctx context.Context, req app.SignedRequest) (app.SendResult, error) {
 	host := hostOf(req.URL)
 	ctx, span := s.tracer.Start(ctx, SpanName, trace.WithSpanKind(trace.SpanKindClient),
@@ -92,9 +92,9 @@ func (s *Sender) Send(ctx context.Context, req app.SignedRequest) (app.SendResul
 }
 
 func (s *Sender) finish(span trace.Span, status int, err error) {
-	o := domain.Classify(status, err)
+	o := webhook.Classify(status, err)
 	span.SetAttributes(attr.Outcome.String(o.SpanOutcome()))
-	if o.Kind != domain.OutcomeSuccess {
+	if o.Kind != webhook.OutcomeSuccess {
 		span.SetStatus(codes.Error, string(o.LastError))
 	}
 }

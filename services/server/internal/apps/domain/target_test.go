@@ -1,102 +1,18 @@
 package domain_test
 
 import (
-	"maps"
 	"net"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/hostlist"
 )
-
-func TestSubscriptionTransitions(t *testing.T) {
-	t.Parallel()
-	const (
-		active   = apps.SubscriptionActive
-		paused   = apps.SubscriptionPaused
-		disabled = apps.SubscriptionDisabled
-	)
-	// allowed lists every transition of Design note 5; every other pair of
-	// state and event must be rejected and change nothing.
-	allowed := map[domain.SubscriptionEvent]map[apps.SubscriptionState]apps.SubscriptionState{
-		domain.EventOwnerPause:             {active: paused, disabled: paused},
-		domain.EventOwnerResume:            {paused: active, disabled: active},
-		domain.EventGone:                   {active: disabled, paused: disabled},
-		domain.EventMaxConsecutiveFailures: {active: disabled, paused: disabled},
-		domain.EventRetryMaxAge:            {active: disabled, paused: disabled},
-		domain.EventGap:                    {active: disabled, paused: disabled},
-		domain.EventMaxPending:             {active: paused},
-		domain.EventUninstall:              {active: disabled, paused: disabled},
-	}
-	require.ElementsMatch(t, domain.SubscriptionEvents(), slices.Collect(maps.Keys(allowed)), "the table covers every event")
-
-	for ev, from := range allowed {
-		for _, cur := range []apps.SubscriptionState{active, paused, disabled} {
-			want, ok := from[cur]
-			name := string(ev) + " from " + string(cur)
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				got, err := domain.NextSubscriptionState(cur, ev)
-				if ok {
-					require.NoError(t, err)
-					require.Equal(t, want, got)
-					return
-				}
-				require.Equal(t, errs.CodeConflict, errs.CodeOf(err))
-				require.Equal(t, domain.ReasonInvalidStateTransition, errs.ReasonOf(err))
-				require.Equal(t, cur, got, "a rejected event changes nothing")
-			})
-		}
-	}
-}
-
-func TestSubscriptionTransitionsRejectUnknownValues(t *testing.T) {
-	t.Parallel()
-	got, err := domain.NextSubscriptionState("archived", domain.EventOwnerPause)
-	require.Equal(t, errs.CodeInternal, errs.CodeOf(err))
-	require.Equal(t, apps.SubscriptionState("archived"), got)
-
-	got, err = domain.NextSubscriptionState(apps.SubscriptionActive, "owner_delete")
-	require.Equal(t, errs.CodeInternal, errs.CodeOf(err))
-	require.Equal(t, apps.SubscriptionActive, got)
-}
-
-func TestSubscriptionEventCauses(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		ev     domain.SubscriptionEvent
-		cause  string
-		system bool
-	}{
-		{domain.EventOwnerPause, "", false},
-		{domain.EventOwnerResume, "", false},
-		{domain.EventUninstall, "", false},
-		{domain.EventGone, "gone", true},
-		{domain.EventMaxConsecutiveFailures, "max_consecutive_failures", true},
-		{domain.EventRetryMaxAge, "retry_max_age", true},
-		{domain.EventGap, "gap", true},
-		{domain.EventMaxPending, "max_pending", true},
-	} {
-		cause, system := tc.ev.Cause()
-		require.Equal(t, tc.cause, cause, tc.ev)
-		require.Equal(t, tc.system, system, tc.ev)
-	}
-}
-
-func TestDeliveryStatuses(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, []apps.DeliveryStatus{"pending", "succeeded", "failed", "dead"}, []apps.DeliveryStatus{
-		apps.DeliveryPending, apps.DeliverySucceeded, apps.DeliveryFailed, apps.DeliveryDead,
-	})
-}
 
 func testHosts(t testing.TB) hostlist.List {
 	l, err := hostlist.Parse([]string{

@@ -1,4 +1,4 @@
-package domain_test
+package webhook_test
 
 // From the import declaration on, this file is the Go example of
 // docs/api/webhooks.md section 3 byte for byte: a receiver that verifies

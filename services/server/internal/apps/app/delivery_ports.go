@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
 	eventsync "bothy/server/internal/sync"
@@ -124,6 +125,16 @@ type DeliveryTarget struct {
 	Lease Lease
 }
 
+// standing returns the part of t the state machine changes.
+func (t *DeliveryTarget) standing() webhook.Standing {
+	return webhook.Standing{State: t.State, DisabledAt: t.DisabledAt, ConsecutiveFailures: t.ConsecutiveFailures}
+}
+
+// setStanding takes over a standing the delivery path wrote.
+func (t *DeliveryTarget) setStanding(st webhook.Standing) {
+	t.State, t.DisabledAt, t.ConsecutiveFailures = st.State, st.DisabledAt, st.ConsecutiveFailures
+}
+
 // Lease is the subscription's attempt in flight (D-M2-26-37): the delivery
 // it covers and when it ends. While it is in force no job claims a head of
 // the subscription.
@@ -221,4 +232,39 @@ type SubscriptionChange struct {
 	// SigningKeyKID replaces signing_key_kid when not "": the active key
 	// that signed an accepted delivery (D-M2-26-4).
 	SigningKeyKID string
+}
+
+// SignedRequest is one webhook POST, signed and ready to send. It lives in
+// memory only: the body and the signature are never stored or logged.
+type SignedRequest struct {
+	// SubscriptionID names the subscription, for telemetry.
+	SubscriptionID ids.ID
+	// URL is the subscription's https address.
+	URL string
+	// WebhookID is the event ID, the same on every retry and redelivery.
+	WebhookID ids.ID
+	// Timestamp is the Unix time in seconds of this attempt.
+	Timestamp int64
+	// Signature is the value of the webhook-signature header.
+	Signature string
+	// Body is the JSON envelope exactly as signed.
+	Body []byte
+}
+
+// SendResult is what came back from a receiver. Only the status and the
+// Retry-After header are kept: a response body is never stored
+// (docs/api/webhooks.md 4).
+type SendResult struct {
+	// StatusCode is the HTTP status of the response.
+	StatusCode int
+	// RetryAfter is the raw Retry-After header, or "".
+	RetryAfter string
+}
+
+// WebhookSender sends signed requests to receivers.
+type WebhookSender interface {
+	// Send POSTs req. A response of any status is a SendResult with a nil
+	// error; an error means no response arrived (blocked address, timeout,
+	// TLS or connection failure) and is classified by domain.Classify.
+	Send(ctx context.Context, req SignedRequest) (SendResult, error)
 }

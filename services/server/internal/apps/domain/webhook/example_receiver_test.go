@@ -1,4 +1,4 @@
-package domain_test
+package webhook_test
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 
 // receiverGuidePath is docs/api/webhooks.md, whose section 3 shows the
 // receiver examples that this file runs.
-const receiverGuidePath = "../../../../../docs/api/webhooks.md"
+const receiverGuidePath = "../../../../../../docs/api/webhooks.md"
 
 // receiverTolerance is the tolerance the examples give the receiver
 // (webhook.receiver_tolerance of the guide: a value of the receiver, not of

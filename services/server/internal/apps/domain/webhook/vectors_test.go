@@ -1,4 +1,4 @@
-package domain_test
+package webhook_test
 
 import (
 	"bytes"
@@ -19,13 +19,13 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/ids"
 )
 
 // vectorsPath is api/webhook-test-vectors.json at the repository root, the
 // contract file of every verifier (Design note 12).
-const vectorsPath = "../../../../../api/webhook-test-vectors.json"
+const vectorsPath = "../../../../../../api/webhook-test-vectors.json"
 
 var updateVectors = flag.Bool("update-vectors", false,
 	"rewrite api/webhook-test-vectors.json from the fixed inputs of vectorInputs")
@@ -177,19 +177,19 @@ func parsePublicKey(t *testing.T, s string) ed25519.PublicKey {
 // sign computes a case's header with the domain functions alone.
 func sign(t *testing.T, id string, ts int64, body []byte, seeds, secrets []string) string {
 	t.Helper()
-	content := domain.SignedContent(ids.MustParse(id), ts, body)
+	content := webhook.SignedContent(ids.MustParse(id), ts, body)
 	var v1a, v1 [][]byte
 	for _, s := range seeds {
 		seed, err := base64.StdEncoding.Strict().DecodeString(s)
 		require.NoError(t, err)
-		v1a = append(v1a, domain.Ed25519Signature(ed25519.NewKeyFromSeed(seed), content))
+		v1a = append(v1a, webhook.Ed25519Signature(ed25519.NewKeyFromSeed(seed), content))
 	}
 	for _, s := range secrets {
-		key, err := domain.ParseSecret(s)
+		key, err := webhook.ParseSecret(s)
 		require.NoError(t, err)
-		v1 = append(v1, domain.HMACSignature(key, content))
+		v1 = append(v1, webhook.HMACSignature(key, content))
 	}
-	return domain.SignatureHeader(v1a, v1)
+	return webhook.SignatureHeader(v1a, v1)
 }
 
 func generateVectors(t *testing.T) []byte {
@@ -198,7 +198,7 @@ func generateVectors(t *testing.T) []byte {
 	for i, c := range vf.Derivation {
 		master, err := hex.DecodeString(c.MasterHex)
 		require.NoError(t, err)
-		vf.Derivation[i].DerivedHex = hex.EncodeToString(domain.DeriveHMACKey(master, ids.MustParse(c.SubscriptionID), c.Generation))
+		vf.Derivation[i].DerivedHex = hex.EncodeToString(webhook.DeriveHMACKey(master, ids.MustParse(c.SubscriptionID), c.Generation))
 	}
 	for _, in := range vectorInputs() {
 		c := signatureCase{
@@ -255,8 +255,8 @@ func TestWebhookTestVectors(t *testing.T) {
 			require.Len(t, entries, len(c.PublicKey)+len(c.HMACSecrets))
 			tampered := bytes.Clone(body)
 			tampered[len(tampered)/2] ^= 0x01
-			content := domain.SignedContent(ids.MustParse(c.WebhookID), c.Timestamp, body)
-			badContent := domain.SignedContent(ids.MustParse(c.WebhookID), c.Timestamp, tampered)
+			content := webhook.SignedContent(ids.MustParse(c.WebhookID), c.Timestamp, body)
+			badContent := webhook.SignedContent(ids.MustParse(c.WebhookID), c.Timestamp, tampered)
 
 			// v1a: crypto/ed25519 against the published key form.
 			for i, pk := range c.PublicKey {
@@ -297,10 +297,10 @@ func TestWebhookTestVectors(t *testing.T) {
 			t.Parallel()
 			master, err := hex.DecodeString(c.MasterHex)
 			require.NoError(t, err)
-			key := domain.DeriveHMACKey(master, ids.MustParse(c.SubscriptionID), c.Generation)
+			key := webhook.DeriveHMACKey(master, ids.MustParse(c.SubscriptionID), c.Generation)
 			require.Equal(t, c.DerivedHex, hex.EncodeToString(key))
-			secret := domain.FormatSecret(key)
-			back, err := domain.ParseSecret(secret)
+			secret := webhook.FormatSecret(key)
+			back, err := webhook.ParseSecret(secret)
 			require.NoError(t, err)
 			require.Equal(t, key, back)
 			require.NotContains(t, string(raw), secret, "derived secrets appear only as derived_hex")
@@ -308,10 +308,10 @@ func TestWebhookTestVectors(t *testing.T) {
 			// The reference library reads the whsec_ form the owner is shown.
 			wh, err := standardwebhooks.NewWebhook(secret)
 			require.NoError(t, err)
-			content := domain.SignedContent(ids.MustParse(c.SubscriptionID), timestamp, []byte("{}"))
+			content := webhook.SignedContent(ids.MustParse(c.SubscriptionID), timestamp, []byte("{}"))
 			ref, err := wh.Sign(c.SubscriptionID, time.Unix(timestamp, 0), []byte("{}"))
 			require.NoError(t, err)
-			require.Equal(t, "v1,"+base64.StdEncoding.EncodeToString(domain.HMACSignature(key, content)), ref)
+			require.Equal(t, "v1,"+base64.StdEncoding.EncodeToString(webhook.HMACSignature(key, content)), ref)
 		})
 	}
 }

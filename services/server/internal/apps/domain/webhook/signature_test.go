@@ -1,4 +1,4 @@
-package domain_test
+package webhook_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 )
@@ -19,9 +19,9 @@ import (
 func TestSignedContent(t *testing.T) {
 	t.Parallel()
 	id := ids.MustParse("019ad4a0-7c00-7000-8000-00000000000a")
-	got := domain.SignedContent(id, 1796032800, []byte(`{"text":"Hallo Sam"}`))
+	got := webhook.SignedContent(id, 1796032800, []byte(`{"text":"Hallo Sam"}`))
 	require.Equal(t, `019ad4a0-7c00-7000-8000-00000000000a.1796032800.{"text":"Hallo Sam"}`, string(got))
-	require.Equal(t, "019ad4a0-7c00-7000-8000-00000000000a.0.", string(domain.SignedContent(id, 0, nil)))
+	require.Equal(t, "019ad4a0-7c00-7000-8000-00000000000a.0.", string(webhook.SignedContent(id, 0, nil)))
 }
 
 func TestSignatureHeaderFormat(t *testing.T) {
@@ -46,7 +46,7 @@ func TestSignatureHeaderFormat(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := domain.SignatureHeader(tc.v1a, tc.v1)
+			got := webhook.SignatureHeader(tc.v1a, tc.v1)
 			require.Equal(t, tc.want, got)
 			if got == "" {
 				return
@@ -68,8 +68,8 @@ func TestSignatureHeaderFormat(t *testing.T) {
 
 func TestSignatureSchemes(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, []string{"v1a"}, domain.SignatureSchemes(false))
-	require.Equal(t, []string{"v1a", "v1"}, domain.SignatureSchemes(true))
+	require.Equal(t, []string{"v1a"}, webhook.SignatureSchemes(false))
+	require.Equal(t, []string{"v1a", "v1"}, webhook.SignatureSchemes(true))
 }
 
 func TestHMACOverlap(t *testing.T) {
@@ -95,7 +95,7 @@ func TestHMACOverlap(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, domain.HMACGenerations(tc.gen, tc.rotatedAt, tc.overlap, now))
+			require.Equal(t, tc.want, webhook.HMACGenerations(tc.gen, tc.rotatedAt, tc.overlap, now))
 		})
 	}
 }
@@ -110,18 +110,18 @@ func TestDeriveHMACKeyStable(t *testing.T) {
 	sub := ids.MustParse(c.SubscriptionID)
 	masterCopy := bytes.Clone(master)
 
-	key := domain.DeriveHMACKey(master, sub, c.Generation)
+	key := webhook.DeriveHMACKey(master, sub, c.Generation)
 	require.Equal(t, c.DerivedHex, hex.EncodeToString(key), "the committed vector")
 	require.Len(t, key, 32)
-	require.Equal(t, key, domain.DeriveHMACKey(master, sub, c.Generation), "the same inputs give the same key")
+	require.Equal(t, key, webhook.DeriveHMACKey(master, sub, c.Generation), "the same inputs give the same key")
 	require.Equal(t, masterCopy, master, "the master key is not modified")
 
 	other := ids.MustParse("019ad4a0-7c00-7000-8000-0000000000ff")
-	require.NotEqual(t, key, domain.DeriveHMACKey(master, other, c.Generation), "another subscription")
-	require.NotEqual(t, key, domain.DeriveHMACKey(master, sub, c.Generation+1), "another generation")
+	require.NotEqual(t, key, webhook.DeriveHMACKey(master, other, c.Generation), "another subscription")
+	require.NotEqual(t, key, webhook.DeriveHMACKey(master, sub, c.Generation+1), "another generation")
 	otherMaster := bytes.Clone(master)
 	otherMaster[0] ^= 1
-	require.NotEqual(t, key, domain.DeriveHMACKey(otherMaster, sub, c.Generation), "another master key")
+	require.NotEqual(t, key, webhook.DeriveHMACKey(otherMaster, sub, c.Generation), "another master key")
 }
 
 func TestParseSecret(t *testing.T) {
@@ -131,9 +131,9 @@ func TestParseSecret(t *testing.T) {
 		"whsec_EXAMPLEkeyForTheParserTest00Aw==",
 		"whsec_EXAMPLE1BothyWebhookVectorSecretGeneration0=",
 	} {
-		key, err := domain.ParseSecret(valid)
+		key, err := webhook.ParseSecret(valid)
 		require.NoError(t, err, valid)
-		require.Equal(t, valid, domain.FormatSecret(key))
+		require.Equal(t, valid, webhook.FormatSecret(key))
 	}
 
 	for name, s := range map[string]string{
@@ -149,7 +149,7 @@ func TestParseSecret(t *testing.T) {
 		"line break":         "whsec_EXAMPLEkeyForTheParser\nTest000000",
 		"not base64 at all":  "whsec_EXAMPLE!",
 	} {
-		_, err := domain.ParseSecret(s)
+		_, err := webhook.ParseSecret(s)
 		require.Equal(t, errs.CodeValidationFailed, errs.CodeOf(err), name)
 		require.NotContains(t, err.Error(), "EXAMPLE", "the error text carries no secret")
 	}
@@ -161,7 +161,7 @@ func FuzzParseSecret(f *testing.F) {
 	f.Add("whsec_")                                 // empty key
 	f.Add("EXAMPLE")                                // no prefix
 	f.Fuzz(func(t *testing.T, s string) {
-		key, err := domain.ParseSecret(s)
+		key, err := webhook.ParseSecret(s)
 		if err != nil {
 			return
 		}
@@ -169,7 +169,7 @@ func FuzzParseSecret(f *testing.F) {
 			t.Fatalf("%q parsed to an empty key", s)
 		}
 		// Round trip: a secret has exactly one spelling.
-		if got := domain.FormatSecret(key); got != s {
+		if got := webhook.FormatSecret(key); got != s {
 			t.Fatalf("FormatSecret(ParseSecret(%q)) = %q", s, got)
 		}
 	})
@@ -179,10 +179,10 @@ func TestEd25519Signature(t *testing.T) {
 	t.Parallel()
 	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{0x42}, ed25519.SeedSize))
 	content := []byte("019ad4a0-7c00-7000-8000-00000000000a.1796032800.{}")
-	sig := domain.Ed25519Signature(priv, content)
+	sig := webhook.Ed25519Signature(priv, content)
 	require.Len(t, sig, ed25519.SignatureSize)
 	require.True(t, ed25519.Verify(priv.Public().(ed25519.PublicKey), content, sig))
-	require.Equal(t, sig, domain.Ed25519Signature(priv, content), "Ed25519 is deterministic")
+	require.Equal(t, sig, webhook.Ed25519Signature(priv, content), "Ed25519 is deterministic")
 }
 
 // BenchmarkSign measures the signing work of one attempt with HMAC enabled:
@@ -197,9 +197,9 @@ func BenchmarkSign(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		content := domain.SignedContent(id, 1796032800, body)
-		v1a := domain.Ed25519Signature(priv, content)
-		v1 := domain.HMACSignature(domain.DeriveHMACKey(master, sub, 1), content)
-		_ = domain.SignatureHeader([][]byte{v1a}, [][]byte{v1})
+		content := webhook.SignedContent(id, 1796032800, body)
+		v1a := webhook.Ed25519Signature(priv, content)
+		v1 := webhook.HMACSignature(webhook.DeriveHMACKey(master, sub, 1), content)
+		_ = webhook.SignatureHeader([][]byte{v1a}, [][]byte{v1})
 	}
 }

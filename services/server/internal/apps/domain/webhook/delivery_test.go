@@ -1,4 +1,4 @@
-package domain_test
+package webhook_test
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
-	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 )
 
 // blockedError has the shape of the egress client's BlockedError: the domain
@@ -59,14 +59,14 @@ func rawServer(t *testing.T, serve func(net.Conn)) string {
 	return ln.Addr().String()
 }
 
-func failure(code apps.LastError) domain.Outcome {
-	return domain.Outcome{Kind: domain.OutcomeFailure, LastError: code, Counted: true}
+func failure(code apps.LastError) webhook.Outcome {
+	return webhook.Outcome{Kind: webhook.OutcomeFailure, LastError: code, Counted: true}
 }
 
 var (
-	success   = domain.Outcome{Kind: domain.OutcomeSuccess}
-	gone      = domain.Outcome{Kind: domain.OutcomeGone, LastError: apps.LastErrorGone}
-	throttled = domain.Outcome{Kind: domain.OutcomeThrottled, LastError: apps.LastErrorThrottled}
+	success   = webhook.Outcome{Kind: webhook.OutcomeSuccess}
+	gone      = webhook.Outcome{Kind: webhook.OutcomeGone, LastError: apps.LastErrorGone}
+	throttled = webhook.Outcome{Kind: webhook.OutcomeThrottled, LastError: apps.LastErrorThrottled}
 )
 
 func TestClassify(t *testing.T) {
@@ -75,7 +75,7 @@ func TestClassify(t *testing.T) {
 		name   string
 		status int
 		err    error
-		want   domain.Outcome
+		want   webhook.Outcome
 	}{
 		{"200 is a success", 200, nil, success},
 		{"204 is a success", 204, nil, success},
@@ -115,7 +115,7 @@ func TestClassify(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, domain.Classify(tc.status, tc.err))
+			require.Equal(t, tc.want, webhook.Classify(tc.status, tc.err))
 		})
 	}
 }
@@ -146,7 +146,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		t.Cleanup(srv.Close)
 		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509.NewCertPool()}}}
 		err := post(t, client, t.Context(), srv.URL)
-		require.Equal(t, failure(apps.LastErrorTLSFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorTLSFailed), webhook.Classify(0, err))
 	})
 
 	t.Run("an alert from the server during the handshake is tls_failed", func(t *testing.T) {
@@ -160,7 +160,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 			RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs, MaxVersion: tls.VersionTLS12,
 		}}}
 		err := post(t, client, t.Context(), srv.URL)
-		require.Equal(t, failure(apps.LastErrorTLSFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorTLSFailed), webhook.Classify(0, err))
 	})
 
 	t.Run("a server that does not speak TLS is tls_failed", func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 			_, _ = conn.Read(make([]byte, 1)) // until the client gives up
 		})
 		err := post(t, &http.Client{}, t.Context(), "https://"+addr)
-		require.Equal(t, failure(apps.LastErrorTLSFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorTLSFailed), webhook.Classify(0, err))
 	})
 
 	t.Run("an HTTP answer to the handshake is connection_failed because net/http drops the TLS error type", func(t *testing.T) {
@@ -179,7 +179,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 		t.Cleanup(srv.Close)
 		err := post(t, &http.Client{}, t.Context(), "https://"+srv.Listener.Addr().String())
-		require.Equal(t, failure(apps.LastErrorConnectionFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorConnectionFailed), webhook.Classify(0, err))
 	})
 
 	t.Run("a receiver that never answers before the deadline is a timeout", func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
 		err := post(t, &http.Client{}, ctx, srv.URL)
-		require.Equal(t, failure(apps.LastErrorTimeout), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorTimeout), webhook.Classify(0, err))
 	})
 
 	t.Run("a connection reset by the receiver is connection_failed", func(t *testing.T) {
@@ -206,7 +206,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 			_ = conn.(*net.TCPConn).SetLinger(0) // close with RST
 		})
 		err := post(t, &http.Client{}, t.Context(), "http://"+addr)
-		require.Equal(t, failure(apps.LastErrorConnectionFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorConnectionFailed), webhook.Classify(0, err))
 	})
 
 	t.Run("a refused connection is connection_failed", func(t *testing.T) {
@@ -216,7 +216,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		addr := ln.Addr().String()
 		require.NoError(t, ln.Close())
 		err = post(t, &http.Client{}, t.Context(), "http://"+addr)
-		require.Equal(t, failure(apps.LastErrorConnectionFailed), domain.Classify(0, err))
+		require.Equal(t, failure(apps.LastErrorConnectionFailed), webhook.Classify(0, err))
 	})
 }
 
@@ -287,7 +287,7 @@ func TestBackoff(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, domain.Backoff(tc.base, tc.cap, tc.attempts, tc.rnd))
+			require.Equal(t, tc.want, webhook.Backoff(tc.base, tc.cap, tc.attempts, tc.rnd))
 		})
 	}
 }
@@ -297,8 +297,8 @@ func TestBackoffUpperBoundDoublesUpToCap(t *testing.T) {
 	const base, capDur = 10 * time.Second, 15 * time.Minute
 	prev := time.Duration(0)
 	for n := 1; n <= 20; n++ {
-		upper := domain.Backoff(base, capDur, n, rndMax)
-		require.Equal(t, base, domain.Backoff(base, capDur, n, rndMin))
+		upper := webhook.Backoff(base, capDur, n, rndMax)
+		require.Equal(t, base, webhook.Backoff(base, capDur, n, rndMin))
 		if n > 1 {
 			require.Equal(t, min(2*prev, capDur), upper, "attempt %d", n)
 		}
@@ -308,8 +308,8 @@ func TestBackoffUpperBoundDoublesUpToCap(t *testing.T) {
 
 func TestBackoffIgnoresAFaultyRandomSource(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, 4*time.Second, domain.Backoff(time.Second, time.Minute, 3, func(int64) int64 { return math.MaxInt64 }))
-	require.Equal(t, time.Second, domain.Backoff(time.Second, time.Minute, 3, func(int64) int64 { return -7 }))
+	require.Equal(t, 4*time.Second, webhook.Backoff(time.Second, time.Minute, 3, func(int64) int64 { return math.MaxInt64 }))
+	require.Equal(t, time.Second, webhook.Backoff(time.Second, time.Minute, 3, func(int64) int64 { return -7 }))
 }
 
 func FuzzBackoff(f *testing.F) {
@@ -321,7 +321,7 @@ func FuzzBackoff(f *testing.F) {
 	f.Add(int64(-5), int64(-1), -1, int64(-9)) // negative everything
 	f.Fuzz(func(t *testing.T, base, capN int64, attempts int, draw int64) {
 		b, c := time.Duration(base), time.Duration(capN)
-		got := domain.Backoff(b, c, attempts, func(n int64) int64 {
+		got := webhook.Backoff(b, c, attempts, func(n int64) int64 {
 			if n <= 0 {
 				t.Fatalf("rnd called with %d", n)
 			}
@@ -373,7 +373,7 @@ func TestParseRetryAfter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, ok := domain.ParseRetryAfter(tc.header, now)
+			got, ok := webhook.ParseRetryAfter(tc.header, now)
 			require.Equal(t, tc.ok, ok)
 			require.Equal(t, tc.want, got)
 		})
@@ -390,7 +390,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 	f.Add("")                               // empty
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, header string) {
-		d, ok := domain.ParseRetryAfter(header, now)
+		d, ok := webhook.ParseRetryAfter(header, now)
 		if !ok {
 			if d != 0 {
 				t.Fatalf("ignored %q but returned %v", header, d)
@@ -403,7 +403,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 		// Round trip: a delay in whole seconds written as delta-seconds
 		// parses to itself.
 		if d%time.Second == 0 && d < time.Duration(math.MaxInt64/2) {
-			again, ok := domain.ParseRetryAfter(strconv.FormatInt(int64(d/time.Second), 10), now)
+			again, ok := webhook.ParseRetryAfter(strconv.FormatInt(int64(d/time.Second), 10), now)
 			if !ok || again != d {
 				t.Fatalf("round trip of %v: %v %v", d, again, ok)
 			}
@@ -413,13 +413,13 @@ func FuzzParseRetryAfter(f *testing.F) {
 
 func TestNextAttempt(t *testing.T) {
 	t.Parallel()
-	cfg := domain.RetryConfig{Base: 10 * time.Second, Cap: time.Hour, MaxAge: 24 * time.Hour}
+	cfg := webhook.RetryConfig{Base: 10 * time.Second, Cap: time.Hour, MaxAge: 24 * time.Hour}
 	created := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	deadline := created.Add(cfg.MaxAge)
 	now := created.Add(time.Minute)
 	for _, tc := range []struct {
 		name     string
-		outcome  domain.Outcome
+		outcome  webhook.Outcome
 		attempt  int
 		ra       time.Duration
 		hasRA    bool
@@ -445,7 +445,7 @@ func TestNextAttempt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			next, dead := domain.NextAttempt(tc.outcome, tc.attempt, tc.ra, tc.hasRA, created, tc.now, cfg, tc.rnd)
+			next, dead := webhook.NextAttempt(tc.outcome, tc.attempt, tc.ra, tc.hasRA, created, tc.now, cfg, tc.rnd)
 			require.Equal(t, tc.wantDead, dead)
 			require.True(t, tc.wantNext.Equal(next), "next %v, want %v", next, tc.wantNext)
 		})
@@ -454,11 +454,11 @@ func TestNextAttempt(t *testing.T) {
 
 func TestNextAttemptStaysInTheBackoffInterval(t *testing.T) {
 	t.Parallel()
-	cfg := domain.RetryConfig{Base: time.Second, Cap: time.Minute, MaxAge: time.Hour}
+	cfg := webhook.RetryConfig{Base: time.Second, Cap: time.Minute, MaxAge: time.Hour}
 	created := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	for attempt := 1; attempt <= 10; attempt++ {
 		for _, draw := range []int64{0, 1, int64(time.Second), int64(time.Hour)} {
-			next, dead := domain.NextAttempt(failure(apps.LastErrorHTTPStatus), attempt, 0, false, created, created, cfg, rndFixed(draw))
+			next, dead := webhook.NextAttempt(failure(apps.LastErrorHTTPStatus), attempt, 0, false, created, created, cfg, rndFixed(draw))
 			require.False(t, dead)
 			wait := next.Sub(created)
 			require.GreaterOrEqual(t, wait, cfg.Base)
@@ -479,6 +479,6 @@ func BenchmarkClassify(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		j := i % len(errs)
-		_ = domain.Classify(statuses[j], errs[j])
+		_ = webhook.Classify(statuses[j], errs[j])
 	}
 }

@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
-	"math"
 	"strings"
 	"sync"
 	"time"
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/eventlog"
@@ -233,7 +233,7 @@ func (s *Deliveries) pauseForQuota(ctx context.Context, r *round, c Candidate, n
 	if err != nil || !ok {
 		return err
 	}
-	tr, ok, err := applyTransition(c.SubscriptionID, c.AppID, t.State, domain.EventMaxPending)
+	tr, ok, err := s.setState(ctx, c.SubscriptionID, c.AppID, t.standing(), webhook.EventMaxPending, now)
 	if err != nil {
 		return err
 	}
@@ -241,64 +241,10 @@ func (s *Deliveries) pauseForQuota(ctx context.Context, r *round, c Candidate, n
 	if !ok {
 		return nil
 	}
-	if err := s.store.SetSubscriptionState(ctx, c.SubscriptionID, tr.to, disabledAt(tr.to, now), now); err != nil {
-		return err
-	}
 	if err := s.recordTransition(ctx, tr); err != nil {
 		return err
 	}
-	r.states[c.SubscriptionID] = tr.to
+	r.states[c.SubscriptionID] = tr.To
 	s.logTransition(ctx, tr)
-	return nil
-}
-
-// HandleLost implements sync.ConsumerLossHandler (Design note 3 f): the
-// consumer webhooks fell behind sync.event_retention and the events from
-// to to left the log before they became rows. Any live subscription could
-// have matched one of them, so every app subscription in state active or
-// paused whose installation is active or suspended is disabled with cause
-// gap; its pending rows, all of events below from that left the log as
-// well, become dead with event_expired; the audit entry names from_seq (the
-// lowest of those rows, else from) and to_seq = to. A re-enable then goes
-// on with the events the consumer reads after the loss, so it never loops.
-// It runs in the round's transaction before the first HandleEvent; an
-// error rolls the round back.
-func (s *Deliveries) HandleLost(ctx context.Context, from, to int64) error {
-	r := roundOf(ctx)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// Candidates read before the loss would still show the disabled
-	// subscriptions.
-	clear(r.candidates)
-	clear(r.states)
-	refs, err := s.store.LockLiveSubscriptions(ctx)
-	if err != nil {
-		return err
-	}
-	now := s.now()
-	for _, ref := range refs {
-		tr, ok, err := applyTransition(ref.ID, ref.AppID, ref.State, domain.EventGap)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		if err := s.store.SetSubscriptionState(ctx, ref.ID, tr.to, disabledAt(tr.to, now), now); err != nil {
-			return err
-		}
-		exp, err := s.store.ExpirePending(ctx, ref.ID, math.MaxInt64, now)
-		if err != nil {
-			return err
-		}
-		tr.fromSeq, tr.toSeq = from, to
-		if exp.Count > 0 {
-			tr.fromSeq = exp.FirstSeq
-		}
-		if err := s.recordTransition(ctx, tr); err != nil {
-			return err
-		}
-		s.logTransition(ctx, tr)
-	}
 	return nil
 }

@@ -1,0 +1,130 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"bothy/server/internal/kernel/ids"
+)
+
+// attempt is a claimed and signed delivery, kept in memory only between
+// its claim and its record: the body and the signatures are never stored
+// or logged.
+type attempt struct {
+	head      ClaimedHead
+	eventType string
+	host      string
+	// kid is the active key that signed (signing_key_kid on success).
+	kid string
+	req SignedRequest
+}
+
+// sent is an attempt with what the receiver answered.
+type sent struct {
+	attempt
+	res SendResult
+	err error
+}
+
+// chain is one run of the job and its budget (D-M2-26-3): after a finished
+// delivery the run goes on with the subscription's next due head until
+// webhook.chain_max_deliveries deliveries are finished or
+// webhook.chain_max_duration has passed, instead of paying a queue round
+// trip per delivery. What a unit of work of the run changes lives in its
+// step until the unit of work committed.
+type chain struct {
+	start time.Time
+	// finished counts the deliveries the committed steps finished.
+	finished int
+	// wakeUp is set once a committed step scheduled the run's lease
+	// wake-up (ADR 0067).
+	wakeUp   bool
+	epoch    ids.ID
+	hasEpoch bool
+	// stop is set when the job's context ended after an answer arrived:
+	// the answer is still recorded, and the next head is left to a new job.
+	stop bool
+	// scheduledAt is when the job of the run was due; zero when unknown.
+	scheduledAt time.Time
+}
+
+// step is what one unit of work of a run does: the record of the previous
+// attempt and the claim of the next. The unit of work may run its function
+// again after a deadlock, so every run of the function starts with a fresh
+// step from the chain as the last commit left it (begin), and only a
+// committed step changes the chain (commit): a rolled back run leaves no
+// count, no wake-up, no log line and no metric behind.
+type step struct {
+	c *chain
+	// finished is the chain's count of finished deliveries including the
+	// ones this step finished; wakeUp is set when the run's lease wake-up
+	// is scheduled, by an earlier step or this one.
+	finished int
+	wakeUp   bool
+	// recorded is set once the step recorded the previous attempt.
+	recorded bool
+	// next is the attempt the step claimed; nil when nothing is to be sent.
+	next *attempt
+	// failures and changes are logged, and tally recorded, after the
+	// commit.
+	failures []failure
+	changes  []transition
+	tally    deliveryTally
+}
+
+// begin returns a fresh step of c.
+func (c *chain) begin() *step {
+	return &step{c: c, finished: c.finished, wakeUp: c.wakeUp}
+}
+
+// commit takes over what the committed step st counted.
+func (c *chain) commit(st *step) {
+	c.finished, c.wakeUp = st.finished, st.wakeUp
+}
+
+// failed notes a delivery that did not succeed, for the log line after the
+// commit.
+func (st *step) failed(f failure) { st.failures = append(st.failures, f) }
+
+// transitioned notes a system transition, for the log line and the metric
+// after the commit.
+func (st *step) transitioned(tr transition) { st.changes = append(st.changes, tr) }
+
+// wakeUpAt returns when the lease wake-up of a run must run: the latest
+// time a lease of the run can end (ADR 0067). A claim after the first one
+// happens only while less than webhook.chain_max_duration has passed since
+// the run started and at least one webhook.delivery_timeout is left before
+// the job's deadline (exhausted), so its lease, one
+// webhook.delivery_timeout from the claim, ends by start +
+// webhook.chain_max_duration + webhook.delivery_timeout and by the
+// deadline. The first claim is never refused, so its own lease is the
+// lower bound.
+func (s *Deliveries) wakeUpAt(ctx context.Context, c *chain, firstLease time.Time) time.Time {
+	at := c.start.Add(s.opts.ChainMaxDuration + s.opts.DeliveryTimeout)
+	if deadline, ok := ctx.Deadline(); ok && deadline.Before(at) {
+		at = deadline
+	}
+	if at.Before(firstLease) {
+		return firstLease
+	}
+	return at
+}
+
+// exhausted reports whether the run of st must leave the next head to a
+// new job: the run is stopping, the budget is spent, or the job's own
+// deadline leaves less than one attempt (webhook.delivery_timeout), so a
+// send never runs into the job timeout. Otherwise the first claim of a run
+// is never refused.
+func (s *Deliveries) exhausted(ctx context.Context, st *step, now time.Time) bool {
+	if st.c.stop {
+		return true
+	}
+	if st.finished == 0 {
+		return false
+	}
+	if st.finished >= s.opts.ChainMaxDeliveries || now.Sub(st.c.start) >= s.opts.ChainMaxDuration {
+		return true
+	}
+	deadline, ok := ctx.Deadline()
+	return ok && deadline.Sub(s.clock.Now()) < s.opts.DeliveryTimeout
+}

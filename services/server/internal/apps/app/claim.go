@@ -1,0 +1,139 @@
+package app
+
+import (
+	"context"
+	"slices"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/authorize"
+	eventsync "bothy/server/internal/sync"
+)
+
+// claim claims the next due head of t and prepares its request, in the
+// unit of work of ctx. A head that must not be sent (its event left the
+// log, webhook_out.deliver does not allow it, it is no longer routed) ends
+// without a request and the next head is tried within the chain budget. It
+// returns nil when nothing is to be sent now: an attempt of the
+// subscription is in flight (its run or its lease wake-up goes on), no head
+// is pending, or the head is not due, in which case a job that was due at
+// or after the head's time leaves a job for that time (D-M2-26-40),
+// because River made it available early by the database's clock.
+func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*attempt, error) {
+	if t.State != apps.SubscriptionActive || t.Installation.State != apps.InstallationActive {
+		// Paused, disabled or a suspended installation: the rows wait.
+		return nil, nil
+	}
+	host := hostOf(t.URL)
+	for {
+		now := s.now()
+		if t.Lease.InForce(now) {
+			return nil, nil
+		}
+		if s.exhausted(ctx, st, now) {
+			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, now)
+		}
+		lease := now.Add(s.opts.DeliveryTimeout)
+		hc, err := s.store.ClaimHead(ctx, t.SubscriptionID, now, lease)
+		if err != nil {
+			return nil, err
+		}
+		if !hc.Claimed {
+			if hc.DueAt.IsZero() || (!st.c.scheduledAt.IsZero() && st.c.scheduledAt.Before(hc.DueAt)) {
+				// No head, or a job that ran before the head's time on
+				// purpose: the job of the head's failure is still ahead.
+				return nil, nil
+			}
+			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, hc.DueAt)
+		}
+		head := hc.Head
+		ev, found, err := s.events.EventByKey(ctx, eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt})
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			st.tally.finished(apps.DeliveryDead, apps.LastErrorEventExpired, head.EventOccurredAt, now)
+			return nil, s.gap(ctx, t, st, head, now)
+		}
+		code, err := s.admissible(ctx, t, ev)
+		if err != nil {
+			return nil, err
+		}
+		if code != "" {
+			if err := s.store.FinishUnsent(ctx, head.ID, head.Attempt-1, code, now); err != nil {
+				return nil, err
+			}
+			st.failed(failure{subscriptionID: t.SubscriptionID, seq: head.EventSeq,
+				eventType: string(ev.Type), reason: code, host: host})
+			st.tally.finished(apps.DeliveryDead, code, head.EventOccurredAt, now)
+			st.finished++
+			continue
+		}
+		a, err := s.sign(ctx, t, st.c, head, ev, now)
+		if err != nil {
+			return nil, err
+		}
+		a.host = host
+		// The lease wake-up (ADR 0067): an attempt whose send or record
+		// ends with an error, a cancellation or a crash is sent again once
+		// its lease has run out. One wake-up per run, scheduled at its
+		// first claim for the latest end of any lease of the run, serves
+		// every claim of the run; later claims insert nothing.
+		if !st.wakeUp {
+			if err := s.scheduler.Schedule(ctx, t.SubscriptionID, s.wakeUpAt(ctx, st.c, lease)); err != nil {
+				return nil, err
+			}
+			st.wakeUp = true
+		}
+		t.Lease = Lease{DeliveryID: head.ID, Until: lease}
+		return a, nil
+	}
+}
+
+// admissible returns "" when the event may go to t now, or the last_error
+// of a head that ends without a request: not_authorized when
+// webhook_out.deliver does not allow it with the app's current
+// installation, scopes and grants (AZ-M49), else not_subscribed when its
+// type left the subscription's event_types or the installation's
+// event_subscriptions (docs/spec/11-extensions.md 4.2). The rights come
+// first because setAppScopes narrows the event subscriptions together with
+// a removed scope (M2-24): the head then ends as not_authorized, the code
+// that names the cause. The check runs in filter mode, so a denial writes
+// no audit entry and counts no decision (AZ-P13); an error that is not a
+// decision is returned.
+func (s *Deliveries) admissible(ctx context.Context, t *DeliveryTarget, ev eventsync.Event) (apps.LastError, error) {
+	inst := t.Installation
+	app := actor.Principal{
+		ID:                 inst.PrincipalID,
+		Kind:               actor.KindApp,
+		InstallationID:     inst.ID,
+		InstallationActive: inst.State == apps.InstallationActive,
+		GrantedScopes:      inst.GrantedScopes,
+	}
+	d, err := s.az.Authorize(authorize.Filter(ctx), app, authorize.WebhookOutDeliver, eventResource(ev))
+	if err != nil {
+		return "", err
+	}
+	if !d.Allowed() {
+		return apps.LastErrorNotAuthorized, nil
+	}
+	typ := string(ev.Type)
+	if !slices.Contains(t.EventTypes, typ) || !slices.Contains(t.Installation.EventSubscriptions, typ) {
+		return apps.LastErrorNotSubscribed, nil
+	}
+	return "", nil
+}
+
+// eventResource is the resource of webhook_out.deliver for ev: the event's
+// resource with its place, its receive action and its audience.
+func eventResource(ev eventsync.Event) authorize.Resource {
+	return authorize.Resource{
+		Kind:       ev.ResourceKind,
+		ID:         ev.ResourceID,
+		SpaceID:    ev.SpaceID,
+		ChannelID:  ev.ChannelID,
+		ThreadID:   ev.ThreadID,
+		DeliveryOf: ev.ReceiveAction,
+		Audience:   ev.AudiencePrincipalID,
+	}
+}

@@ -1,0 +1,109 @@
+package app
+
+import (
+	"context"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/errs"
+)
+
+// UpdateSubscription changes a subscription (updateWebhookSubscription;
+// webhook_out.manage: owner with a fresh step-up). Only the fields of cmd
+// that are set change; a command that changes nothing writes nothing and
+// returns the subscription as it is. In one unit of work: read the
+// subscription (not_found), authorize on its app, lock its installation
+// FOR SHARE and the subscription FOR UPDATE (lock order), then:
+//
+//   - URL and EventTypes are validated as at creation;
+//   - State paused pauses an active or disabled subscription (disabled_at
+//     cleared); State active resumes a paused or re-enables a disabled one:
+//     consecutive_failures = 0, disabled_at cleared, the head delivery due
+//     now and its job scheduled (Design notes 2 b and 5 a); a State equal to
+//     the current one changes nothing;
+//   - RotateHMACSecret raises hmac_generation, sets hmac_rotated_at = now
+//     and returns the new secret once (marked a one-time secret); the
+//     delivery job signs with the previous generation as well for
+//     webhook.secret_rotation_overlap.
+//
+// Each kind of change writes one audit entry webhook_out.manage, in the
+// order updated, paused or resumed, rotated.
+//
+// Errors (*errs.Error): not_found for an unknown subscription (before
+// authorize) and the authorizer's denials on its app, so anyone but an
+// owner gets the same not_found; conflict app_not_installed when the
+// installation was uninstalled; webhook_host_not_allowed or
+// validation_failed with /url, /event_types/<i>, /state (item enum) and
+// /rotate_hmac_secret (item hmac_not_enabled); internal.
+func (w *WebhookService) UpdateSubscription(ctx context.Context, cmd apps.UpdateSubscription) (apps.SubscriptionCreated, error) {
+	return w.withSecret(ctx, cmd.RotateHMACSecret, func(ctx context.Context, master []byte) (apps.SubscriptionCreated, error) {
+		p, cur, err := w.authorizeSubscription(ctx, authorize.WebhookOutManage, cmd.ID)
+		if err != nil {
+			return apps.SubscriptionCreated{}, err
+		}
+		if cmd.URL == nil && cmd.EventTypes == nil && cmd.State == nil && !cmd.RotateHMACSecret {
+			return apps.SubscriptionCreated{Subscription: cur}, nil
+		}
+		inst, ok, err := w.apps.Installation(ctx, cur.AppInstallationID, apps.ForShare)
+		if err != nil {
+			return apps.SubscriptionCreated{}, err
+		}
+		if !ok || !inst.Live() {
+			return apps.SubscriptionCreated{}, errs.Conflict(domain.ReasonAppNotInstalled)
+		}
+		sub, ok, err := w.subs.LockSubscription(ctx, cmd.ID)
+		if err != nil {
+			return apps.SubscriptionCreated{}, err
+		}
+		if !ok {
+			return apps.SubscriptionCreated{}, errs.NotFound()
+		}
+		return w.change(ctx, p, sub, inst, cmd, master)
+	})
+}
+
+// change applies cmd to the locked subscription sub of the live
+// installation inst: it validates the parts cmd sets, asks the rule what
+// they change (webhook.PlanUpdate), writes the result, makes the head due
+// on a resume and audits each kind of change.
+func (w *WebhookService) change(ctx context.Context, p actor.Principal, sub apps.Subscription, inst apps.Installation,
+	cmd apps.UpdateSubscription, master []byte) (apps.SubscriptionCreated, error) {
+	target, err := w.validate(cmd.URL, cmd.EventTypes, inst.EventSubscriptions, cmd.RotateHMACSecret && !sub.HMACEnabled)
+	if err != nil {
+		return apps.SubscriptionCreated{}, err
+	}
+	u := webhook.Update{EventTypes: cmd.EventTypes, State: cmd.State, RotateHMACSecret: cmd.RotateHMACSecret}
+	if cmd.URL != nil {
+		u.URL = &target.URL
+	}
+	now := w.now()
+	plan, err := webhook.PlanUpdate(sub, u, now)
+	if err != nil {
+		return apps.SubscriptionCreated{}, err
+	}
+	if len(plan.Changes) == 0 {
+		return apps.SubscriptionCreated{Subscription: sub}, nil
+	}
+	next := plan.Next
+	if err := w.subs.UpdateSubscription(ctx, next); err != nil {
+		return apps.SubscriptionCreated{}, err
+	}
+	if plan.Resumed {
+		if err := w.makeHeadDue(ctx, next.ID, now); err != nil {
+			return apps.SubscriptionCreated{}, err
+		}
+	}
+	for _, c := range plan.Changes {
+		if err := w.recordManage(ctx, p, next, c); err != nil {
+			return apps.SubscriptionCreated{}, err
+		}
+	}
+	out := apps.SubscriptionCreated{Subscription: next}
+	if plan.Rotated {
+		out.HMACSecret = webhook.FormatSecret(webhook.DeriveHMACKey(master, sub.ID, next.HMACGeneration))
+	}
+	return out, nil
+}
