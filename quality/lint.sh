@@ -16,10 +16,12 @@ status=0
 for m in ${LINT_MODULES:-services/server tools libraries/go/webhookverify}; do
   echo "lint: golangci-lint in $m"
   # Modules outside go.work (tools, the receiver library) run with
-  # GOWORK=off; the others in the workspace.
+  # GOWORK=off; the others in the workspace. --allow-parallel-runners: a
+  # second lint on the same machine (another checkout) waits for the
+  # first instead of failing the gate.
   workoff=
   [ -f "$root/go.work" ] && grep -qE "^\s*(use\s+)?\./$m\s*\)?$" "$root/go.work" || workoff=off
-  (cd "$root/$m" && GOWORK=${workoff:-${GOWORK:-}} "$golangci" run --config "$root/quality/golangci.yml" ./...) || status=1
+  (cd "$root/$m" && GOWORK=${workoff:-${GOWORK:-}} "$golangci" run --allow-parallel-runners --config "$root/quality/golangci.yml" ./...) || status=1
 done
 
 echo "lint: text rules"
