@@ -15,7 +15,7 @@ func TestTablesFromTheContract(t *testing.T) {
 	require.NoError(t, err)
 	g, err := Tables(spec)
 	require.NoError(t, err)
-	require.Contains(t, g.ErrorCodes, "| `validation_failed` | 400 |  | The request is malformed;")
+	require.Contains(t, g.ErrorCodes, "| `validation_failed` | 400 | `idempotency_key_invalid`, `idempotency_not_supported`, `invalid_window` | The request is malformed;")
 	require.Contains(t, g.ErrorCodes, "| `conflict` | 409 | `one_time_secret`, `app_not_installed`, `event_expired`, `already_installed` |")
 	require.Less(t, strings.Index(g.ErrorCodes, "`validation_failed`"), strings.Index(g.ErrorCodes, "`internal`"), "rows follow the enum order")
 	require.Contains(t, g.EventTypes, "| `message.created` | `message.read` | person, app | yes |")
