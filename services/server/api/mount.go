@@ -26,7 +26,8 @@ func Mount(hs *httpserver.Server, strict StrictServerInterface) error {
 			Pattern:   BasePath + op.Path,
 			RateClass: httpserver.RateClass(op.RateLimitClass),
 			CORS:      op.CORS,
-			BodyClass: bodyClass(op),
+			BodyClass:  bodyClass(op),
+			Idempotent: op.Idempotent,
 		})
 	}
 	HandlerWithOptions(NewStrictHandlerWithOptions(strict, nil, StrictHTTPServerOptions{

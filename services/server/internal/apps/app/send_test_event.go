@@ -24,16 +24,6 @@ import (
 // D-M2-26-57): one signed webhook.test request, sent by the api process at
 // once, outside the subscription's order and without a delivery row.
 
-// The reason and item code of a test send inside a unit of work, which only
-// an Idempotency-Key puts it in (D-M2-26-54).
-const (
-	// ReasonIdempotencyNotSupported is the validation_failed reason of a
-	// test send with an Idempotency-Key.
-	ReasonIdempotencyNotSupported = "idempotency_not_supported"
-	pointerIdempotencyKey         = "header/Idempotency-Key"
-	itemNotSupported              = "not_supported"
-)
-
 // SubscriptionReader reads a subscription without a lock: what a test send
 // needs, and the first read of a recovery. Implemented by
 // adapters/postgres.Store.
@@ -138,11 +128,11 @@ type testPayload struct {
 }
 
 // SendTest implements apps.WebhookTests (sendWebhookTest; webhook_out.test
-// on the subscription's app: owners, no step-up). A ctx that carries a unit
-// of work is refused first, because the request must never be sent inside
-// a transaction (docs/spec/02-architecture.md 8.5): validation_failed with
-// reason idempotency_not_supported at header/Idempotency-Key, the only way
-// a request gets here inside one. Then, in one unit of work that commits
+// on the subscription's app: owners, no step-up). The request must never be
+// sent inside a transaction (docs/spec/02-architecture.md 8.5); the caller
+// runs it outside one (the operation declares no Idempotency-Key, so the
+// HTTP chain refuses the key instead of opening its stage's transaction,
+// httpserver.Route.Idempotent). In one unit of work that commits
 // before anything is sent: read the subscription (not_found), authorize,
 // read its installation (conflict app_not_installed unless active or
 // suspended) and audit the allow with the test's webhook-id and the host.
@@ -153,17 +143,11 @@ type testPayload struct {
 // webhook.Classify's; nothing is stored and the subscription does not
 // change, in any state.
 //
-// Errors (*errs.Error): validation_failed; not_found for an unknown
+// Errors (*errs.Error): not_found for an unknown
 // subscription (before authorize) and the authorizer's denials; conflict
 // app_not_installed; internal (keys, master key, instance record). A
 // request that got no answer is a result with Error set, not an error.
 func (s *TestSends) SendTest(ctx context.Context, subscriptionID ids.ID) (apps.TestSendResult, error) {
-	if txn.Active(ctx) {
-		e := errs.WithReason(errs.CodeValidationFailed, ReasonIdempotencyNotSupported, "test send takes no Idempotency-Key")
-		e.Fields = []errs.FieldError{{Pointer: pointerIdempotencyKey, Code: itemNotSupported,
-			Detail: "A test request is sent at once and takes no Idempotency-Key."}}
-		return apps.TestSendResult{}, e
-	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	webhookID, err := newID(now)
 	if err != nil {

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/netip"
@@ -160,9 +159,7 @@ func TestSendWebhookTestRefusedPrivateAddress(t *testing.T) {
 }
 
 // TestSendWebhookTestRefusals: anyone but an owner gets exactly the
-// not_found of an unknown subscription; inside a unit of work (an
-// Idempotency-Key) the test is refused before anything is read or sent;
-// after an uninstall it is conflict app_not_installed. None of them sends
+// not_found of an unknown subscription; after an uninstall it is conflict app_not_installed. None of them sends
 // or audits an allow.
 func TestSendWebhookTestRefusals(t *testing.T) {
 	t.Parallel()
@@ -175,17 +172,6 @@ func TestSendWebhookTestRefusals(t *testing.T) {
 	require.Equal(t, errs.CodeNotFound, errs.CodeOf(err))
 	_, err = tests.SendTest(b.w.As(t, b.w.RobinPersonalToken), b.sub)
 	require.Equal(t, errs.CodeNotFound, errs.CodeOf(err), "a personal token never reaches an owner-only action")
-
-	err = b.w.Services.UnitOfWork.Do(b.robin(t), func(ctx context.Context) error {
-		_, err := tests.SendTest(ctx, b.sub)
-		return err
-	})
-	e, ok := errs.As(err)
-	require.True(t, ok)
-	require.Equal(t, errs.CodeValidationFailed, e.Code)
-	require.Equal(t, app.ReasonIdempotencyNotSupported, e.Reason)
-	require.Equal(t, []errs.FieldError{{Pointer: "header/Idempotency-Key", Code: "not_supported",
-		Detail: "A test request is sent at once and takes no Idempotency-Key."}}, e.Fields)
 
 	require.NoError(t, b.w.Services.Apps.UninstallApp(b.robin(t), b.appID))
 	_, err = tests.SendTest(b.robin(t), b.sub)

@@ -41,17 +41,6 @@ func WithMemo(ctx context.Context) context.Context {
 	return context.WithValue(ctx, memoKey{}, &memo{values: map[any]any{}})
 }
 
-// Active reports whether ctx carries the transaction of a UnitOfWork (its
-// memo; every UnitOfWork implementation sets one per transaction). A use
-// case that must do network I/O asks it first: Do would join an ambient
-// transaction, and a request made inside one holds its locks and its
-// connection for as long as the remote side takes
-// (docs/spec/02-architecture.md 8.5).
-func Active(ctx context.Context) bool {
-	_, ok := ctx.Value(memoKey{}).(*memo)
-	return ok
-}
-
 // Key names one value memoised for the duration of a transaction, such as the
 // candidate subscriptions of a consumer round. Declare keys as package
 // variables: var candidatesKey = txn.NewKey[[]Candidate]("apps.candidates").

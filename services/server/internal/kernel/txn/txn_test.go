@@ -28,10 +28,3 @@ func TestKeyLivesInItsMemoOnly(t *testing.T) {
 	_, ok = countKey.Get(second)
 	require.False(t, ok, "a new transaction starts with an empty memo")
 }
-
-func TestActiveOnlyInsideATransaction(t *testing.T) {
-	t.Parallel()
-	outside := context.Background()
-	require.False(t, txn.Active(outside), "no transaction without a memo")
-	require.True(t, txn.Active(txn.WithMemo(outside)), "a unit of work's memo marks its transaction")
-}

@@ -21,7 +21,20 @@ const (
 	// ReasonIdempotencyKeyInvalid is the validation_failed reason of a
 	// malformed Idempotency-Key header.
 	ReasonIdempotencyKeyInvalid = "idempotency_key_invalid"
+	// ReasonIdempotencyNotSupported is the validation_failed reason of an
+	// Idempotency-Key on an operation whose contract does not declare it
+	// (Route.Idempotent).
+	ReasonIdempotencyNotSupported = "idempotency_not_supported"
 )
+
+// keyNotSupported is the problem of an Idempotency-Key on a route that is
+// not Idempotent.
+func keyNotSupported() *errs.Error {
+	e := errs.WithReason(errs.CodeValidationFailed, ReasonIdempotencyNotSupported, "this operation takes no Idempotency-Key")
+	e.Fields = []errs.FieldError{{Pointer: "header/" + idempotencyKeyHeader, Code: "not_supported",
+		Detail: "This operation declares no Idempotency-Key; send the request without it."}}
+	return e
+}
 
 // storedHeaders are the response headers a replay repeats; the others
 // (Date, X-Request-Id, CORS) belong to the request that answers.

@@ -23,6 +23,7 @@ import (
 
 var createSubscription = httpserver.Route{
 	Operation: "createWebhookSubscription", Method: http.MethodPost, Pattern: "/api/v1/apps/{appId}/webhook-subscriptions",
+	Idempotent: true,
 }
 
 const subscriptionsPath = "/api/v1/apps/0193b7a2-6f1e-7c3d-9a4b-2c1d0e9f8a41/webhook-subscriptions"
@@ -268,6 +269,28 @@ func TestSafeMethodsIgnoreTheKey(t *testing.T) {
 	r := env.Auth.As(httpservertest.NewRequest(t, "GET", "/api/v1/apps/a", nil), robin)
 	r.Header.Set("Idempotency-Key", "not valid but ignored")
 	require.Equal(t, http.StatusOK, env.Do(r).StatusCode)
+}
+
+// TestAKeyOnAnOperationWithoutIdempotencyAnswers400: an operation whose
+// contract does not declare Idempotency-Key (a test send, which sends a
+// request at once and cannot run in the stage's transaction) refuses the
+// header before its handler runs, instead of being run inside a
+// transaction it must not be in.
+func TestAKeyOnAnOperationWithoutIdempotencyAnswers400(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	var ran atomic.Bool
+	env.Server.Handle(httpserver.Route{Operation: "sendWebhookTest", Method: http.MethodPost, Pattern: "/api/v1/tests"},
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran.Store(true) }))
+	r := httpservertest.NewRequest(t, "POST", "/api/v1/tests", nil)
+	r.Header.Set("Idempotency-Key", "key-1")
+	httpservertest.RequireProblem(t, env.Do(env.Auth.As(r, robin)), errs.CodeValidationFailed,
+		httpserver.ReasonIdempotencyNotSupported, "header/Idempotency-Key")
+	require.False(t, ran.Load())
+
+	r = httpservertest.NewRequest(t, "POST", "/api/v1/tests", nil)
+	require.Equal(t, http.StatusOK, env.Do(env.Auth.As(r, robin)).StatusCode, "without the key it runs")
+	require.True(t, ran.Load())
 }
 
 func TestMalformedKeysAnswer400(t *testing.T) {

@@ -146,6 +146,15 @@ type Route struct {
 	// (Options.MaxBodyBytes). The class must have a limit in
 	// Options.BodyLimits.
 	BodyClass BodyClass
+	// Idempotent reports that the operation's contract declares the
+	// Idempotency-Key header: a request with the key runs in the
+	// idempotency stage's transaction and its answer is replayed. On a
+	// route without it an unsafe request with the key answers 400
+	// validation_failed, reason idempotency_not_supported, before the
+	// handler runs: its work cannot run inside that transaction (a test
+	// send makes a request at once, docs/spec/02-architecture.md 8.5) or
+	// is not declared replayable.
+	Idempotent bool
 }
 
 // Server is the HTTP handler of the api role. Register every route with
@@ -339,6 +348,10 @@ func (s *Server) routeHandler(rt Route, h http.Handler) http.Handler {
 		}
 		r = r.WithContext(actor.With(r.Context(), p))
 		if unsafeMethod(r.Method) && len(r.Header.Values(idempotencyKeyHeader)) > 0 {
+			if !rt.Idempotent {
+				s.WriteError(w, r, keyNotSupported())
+				return
+			}
 			s.serveIdempotent(w, r, rt, h)
 			return
 		}
