@@ -21,11 +21,11 @@ func Mount(hs *httpserver.Server, strict StrictServerInterface) error {
 	}
 	for _, op := range Operations() {
 		hs.Declare(httpserver.Route{
-			Operation: op.ID,
-			Method:    op.Method,
-			Pattern:   BasePath + op.Path,
-			RateClass: httpserver.RateClass(op.RateLimitClass),
-			CORS:      op.CORS,
+			Operation:  op.ID,
+			Method:     op.Method,
+			Pattern:    BasePath + op.Path,
+			RateClass:  httpserver.RateClass(op.RateLimitClass),
+			CORS:       op.CORS,
 			BodyClass:  bodyClass(op),
 			Idempotent: op.Idempotent,
 		})
