@@ -14,7 +14,9 @@ import (
 func webhookConfigKeys() []config.Key {
 	return []config.Key{
 		{Name: "webhook.delivery_timeout", Kind: config.KindDuration, Default: "10s", Min: "0s", MinExclusive: true, Max: "5m", Chapter: chapter11,
-			Doc: "Time limit of one delivery attempt, and its lease: an unfinished attempt is sent again after it, by the lease wake-up of its run (ADR 0067)."},
+			Doc: "Time limit of one delivery attempt; its lease lasts this plus webhook.lease_record_allowance, after which an unfinished attempt is sent again by the lease wake-up of its run (ADR 0067)."},
+		{Name: "webhook.lease_record_allowance", Kind: config.KindDuration, Default: "2s", Min: "10ms", Max: "1m", Chapter: chapter11,
+			Doc: "How much longer the lease of an attempt lasts than the attempt itself, so its answer is recorded before any other job may claim the head again."},
 		{Name: "webhook.max_consecutive_failures", Kind: config.KindInt, Default: "50", Min: "1", Unit: "failures", Chapter: chapter03,
 			Doc: "Failed attempts in a row after which a subscription is disabled; throttled attempts do not count."},
 		{Name: "webhook.retry_backoff_base", Kind: config.KindDuration, Default: "5s", Min: "0s", MinExclusive: true, Chapter: chapter03,
@@ -40,7 +42,7 @@ func webhookConfigKeys() []config.Key {
 		{Name: "webhook.job_max_attempts", Kind: config.KindInt, Default: "25", Min: "1", Max: "100", Unit: "runs", Chapter: chapter02,
 			Doc: "Runs a failing delivery job gets (River's backoff between them); after the last, the head names last_error internal_error and gets a job webhook.retry_backoff_cap later."},
 		{Name: "webhook.chain_max_duration", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
-			Doc: "Budget of one run of the delivery job: how long it goes on with the next head before it leaves it to a new job; the run's lease wake-up is due this long plus webhook.delivery_timeout after its start (ADR 0067)."},
+			Doc: "Budget of one run of the delivery job: how long it goes on with the next head before it leaves it to a new job; the run's lease wake-up is due this long plus webhook.delivery_timeout and webhook.lease_record_allowance after its start (ADR 0067)."},
 	}
 }
 
@@ -51,6 +53,8 @@ type WebhookConfig struct {
 	AllowedHosts hostlist.List `config:"webhook.allowed_hosts"`
 	// DeliveryTimeout is webhook.delivery_timeout.
 	DeliveryTimeout time.Duration `config:"webhook.delivery_timeout"`
+	// LeaseRecordAllowance is webhook.lease_record_allowance.
+	LeaseRecordAllowance time.Duration `config:"webhook.lease_record_allowance"`
 	// MaxConsecutiveFailures is webhook.max_consecutive_failures.
 	MaxConsecutiveFailures int `config:"webhook.max_consecutive_failures"`
 	// RetryBackoffBase is webhook.retry_backoff_base.

@@ -228,6 +228,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 			Base: cfg.Webhook.RetryBackoffBase, Cap: cfg.Webhook.RetryBackoffCap, MaxAge: cfg.Webhook.RetryMaxAge,
 		},
 		DeliveryTimeout:           cfg.Webhook.DeliveryTimeout,
+		LeaseRecordAllowance:      cfg.Webhook.LeaseRecordAllowance,
 		MaxConsecutiveFailures:    cfg.Webhook.MaxConsecutiveFailures,
 		MaxPendingPerSubscription: cfg.Webhook.MaxPendingPerSubscription,
 		SecretRotationOverlap:     cfg.Webhook.SecretRotationOverlap,

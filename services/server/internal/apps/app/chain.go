@@ -93,14 +93,12 @@ func (st *step) transitioned(tr transition) { st.changes = append(st.changes, tr
 // wakeUpAt returns when the lease wake-up of a run must run: the latest
 // time a lease of the run can end (ADR 0067). A claim after the first one
 // happens only while less than webhook.chain_max_duration has passed since
-// the run started and at least one webhook.delivery_timeout is left before
-// the job's deadline (exhausted), so its lease, one
-// webhook.delivery_timeout from the claim, ends by start +
-// webhook.chain_max_duration + webhook.delivery_timeout and by the
-// deadline. The first claim is never refused, so its own lease is the
+// the run started and at least one lease (leaseLength) is left before the
+// job's deadline (exhausted), so its lease ends by start +
+// webhook.chain_max_duration + leaseLength and by the deadline. The first claim is never refused, so its own lease is the
 // lower bound.
 func (s *Deliveries) wakeUpAt(ctx context.Context, c *chain, firstLease time.Time) time.Time {
-	at := c.start.Add(s.opts.ChainMaxDuration + s.opts.DeliveryTimeout)
+	at := c.start.Add(s.opts.ChainMaxDuration + s.leaseLength())
 	if deadline, ok := ctx.Deadline(); ok && deadline.Before(at) {
 		at = deadline
 	}
@@ -112,8 +110,8 @@ func (s *Deliveries) wakeUpAt(ctx context.Context, c *chain, firstLease time.Tim
 
 // exhausted reports whether the run of st must leave the next head to a
 // new job: the run is stopping, the budget is spent, or the job's own
-// deadline leaves less than one attempt (webhook.delivery_timeout), so a
-// send never runs into the job timeout. Otherwise the first claim of a run
+// deadline leaves less than one lease (leaseLength), so a send and its
+// record never run into the job timeout. Otherwise the first claim of a run
 // is never refused.
 func (s *Deliveries) exhausted(ctx context.Context, st *step, now time.Time) bool {
 	if st.c.stop {
@@ -126,5 +124,13 @@ func (s *Deliveries) exhausted(ctx context.Context, st *step, now time.Time) boo
 		return true
 	}
 	deadline, ok := ctx.Deadline()
-	return ok && deadline.Sub(s.clock.Now()) < s.opts.DeliveryTimeout
+	return ok && deadline.Sub(s.clock.Now()) < s.leaseLength()
+}
+
+// leaseLength is how long a claim leases the head: one attempt
+// (webhook.delivery_timeout) and the time to record its answer
+// (webhook.lease_record_allowance). send ends the attempt the allowance
+// before the lease ends (D-M2-26-58).
+func (s *Deliveries) leaseLength() time.Duration {
+	return s.opts.DeliveryTimeout + s.opts.LeaseRecordAllowance
 }

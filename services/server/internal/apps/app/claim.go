@@ -33,7 +33,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		if s.exhausted(ctx, st, now) {
 			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, now)
 		}
-		lease := now.Add(s.opts.DeliveryTimeout)
+		lease := now.Add(s.leaseLength())
 		hc, err := s.store.ClaimHead(ctx, t.SubscriptionID, now, lease)
 		if err != nil {
 			return nil, err

@@ -100,14 +100,18 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 }
 
 // send sends a claimed attempt outside any transaction. Its deadline is the
-// end of its lease, measured after the claim committed, so the lease
-// always outlives the attempt it covers (D-M2-26-38): no other job can
-// claim the subscription while the request may still be on its way. It
+// end of its lease less webhook.lease_record_allowance, measured after the
+// claim committed, so the lease always outlives the attempt it covers
+// (D-M2-26-38) and its record (D-M2-26-58): no other job can claim the
+// subscription while the request may still be on its way or its answer is
+// being recorded. It
 // returns nil when the job's own context ended before an answer arrived;
 // an answer that arrived while the context ended is returned with c.stop
 // set, to be recorded.
 func (s *Deliveries) send(ctx context.Context, c *chain, a *attempt) *sent {
-	remaining := a.head.LeaseUntil.Sub(s.clock.Now())
+	// The attempt ends the allowance before the lease, so its record
+	// locks the subscription while the lease still holds.
+	remaining := a.head.LeaseUntil.Add(-s.opts.LeaseRecordAllowance).Sub(s.clock.Now())
 	if remaining <= 0 {
 		// The commit outlasted the lease: nothing is sent, and the run's
 		// lease wake-up, or any job after the lease, claims the head again.

@@ -30,10 +30,15 @@ type DeliveryOptions struct {
 	// Retry holds webhook.retry_backoff_base, webhook.retry_backoff_cap and
 	// webhook.retry_max_age (Design note 7).
 	Retry webhook.RetryConfig
-	// DeliveryTimeout is webhook.delivery_timeout: the lease of a claimed
-	// attempt, after which the lease wake-up of its run sends it again
+	// DeliveryTimeout is webhook.delivery_timeout: the most an attempt
+	// takes, after which the lease wake-up of its run sends it again
 	// (ADR 0067). The egress client bounds the exchange with the same key.
 	DeliveryTimeout time.Duration
+	// LeaseRecordAllowance is webhook.lease_record_allowance: the lease of
+	// an attempt lasts this much longer than the attempt's deadline, so the
+	// record of its answer locks the subscription before the lease ends and
+	// no other job can claim the head in between (D-M2-26-58).
+	LeaseRecordAllowance time.Duration
 	// MaxConsecutiveFailures is webhook.max_consecutive_failures.
 	MaxConsecutiveFailures int
 	// MaxPendingPerSubscription is webhook.max_pending_per_subscription: the
@@ -48,7 +53,7 @@ type DeliveryOptions struct {
 	ChainMaxDeliveries int
 	// ChainMaxDuration is webhook.chain_max_duration: how long one run of
 	// the job goes on with the next head. A run's lease wake-up is due this
-	// long plus DeliveryTimeout after its start (ADR 0067).
+	// long plus one lease (leaseLength) after its start (ADR 0067).
 	ChainMaxDuration time.Duration
 }
 
@@ -58,6 +63,8 @@ func (o DeliveryOptions) validate() error {
 		return errors.New("apps: the webhook retry keys must be positive with base at most cap")
 	case o.DeliveryTimeout <= 0:
 		return errors.New("apps: webhook.delivery_timeout must be positive")
+	case o.LeaseRecordAllowance <= 0:
+		return errors.New("apps: webhook.lease_record_allowance must be positive")
 	case o.MaxConsecutiveFailures < 1:
 		return errors.New("apps: webhook.max_consecutive_failures must be at least 1")
 	case o.MaxPendingPerSubscription < 1:

@@ -316,7 +316,7 @@ func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
 	require.ErrorIs(t, b.d.Deliver(bg, sub), errInjected, "the run dies after sending the second head")
 	got := b.recv.requests()
 	require.Len(t, got, 2)
-	wakeUp := start.Add(b.opts.ChainMaxDuration + b.opts.DeliveryTimeout)
+	wakeUp := start.Add(b.opts.ChainMaxDuration + b.opts.DeliveryTimeout + b.opts.LeaseRecordAllowance)
 	require.Equal(t, append(before, wakeUp), b.w.Scheduled(t, sub), "one wake-up for the run, none per claim")
 	second := b.deliveries(t, sub)[1]
 	require.Equal(t, "pending", second.Status)
@@ -326,7 +326,8 @@ func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
 	require.NoError(t, b.db.App.QueryRow(bg, `SELECT lease_delivery_id, lease_until FROM webhook_subscriptions WHERE id = $1`, sub).
 		Scan(&leaseOf, &leaseUntil))
 	require.Equal(t, second.ID, leaseOf, "the subscription holds the lease of the second head")
-	require.True(t, leaseUntil.Equal(start.Add(b.opts.DeliveryTimeout)), "the claim leased it for webhook.delivery_timeout")
+	require.True(t, leaseUntil.Equal(start.Add(b.opts.DeliveryTimeout+b.opts.LeaseRecordAllowance)),
+		"the claim leased it for webhook.delivery_timeout and the time to record its answer (D-M2-26-58)")
 
 	b.deliver(t, sub) // River's retry of the run, inside the lease
 	require.Len(t, b.recv.requests(), 2, "the lease keeps a retry from sending")

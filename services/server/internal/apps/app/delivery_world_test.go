@@ -67,6 +67,7 @@ func defaultOptions() app.DeliveryOptions {
 	return app.DeliveryOptions{
 		Retry:                     webhook.RetryConfig{Base: time.Second, Cap: 8 * time.Second, MaxAge: time.Hour},
 		DeliveryTimeout:           10 * time.Second,
+		LeaseRecordAllowance:      2 * time.Second,
 		MaxConsecutiveFailures:    50,
 		MaxPendingPerSubscription: 1000,
 		SecretRotationOverlap:     24 * time.Hour,
