@@ -127,6 +127,10 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		// ends; it never counts as delivered.
 		select {
 		case <-req.Context().Done():
+			// The sender gave up: no answer at all, not even one that a
+			// transport still reading could take for the receiver's. The
+			// abort closes the connection without a response.
+			panic(http.ErrAbortHandler)
 		case <-release:
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
