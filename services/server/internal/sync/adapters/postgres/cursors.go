@@ -11,7 +11,9 @@ import (
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/pg"
 	eventsync "bothy/server/internal/sync"
+	"bothy/server/internal/sync/adapters/postgres/db"
 	"bothy/server/internal/sync/app"
+	"bothy/server/internal/sync/domain"
 )
 
 // Cursors implements app.CursorStore over consumer_cursors.
@@ -31,15 +33,9 @@ func NewCursors(pool *pgxpool.Pool, clk clock.Clock) *Cursors {
 	return &Cursors{pool: pool, clock: clk}
 }
 
-// ensureCursor creates the cursor of a consumer seen for the first time
-// right below the retained log: it handles every event still in the log and
-// reports no loss for events dropped before it existed.
-const ensureCursor = `
-INSERT INTO consumer_cursors (name, last_seq, updated_at)
-SELECT $1, dropped_through_seq, $2 FROM event_log_watermark
-ON CONFLICT (name) DO NOTHING`
-
-const cursorColumns = `last_seq, coalesce(gap_horizon, '0'::xid8), coalesce(gap_through, 0)`
+// q returns the sqlc queries on the ambient unit of work of ctx, or on the
+// pool.
+func (c *Cursors) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, c.pool)) }
 
 // ReadCursor implements app.CursorStore. It reads first and writes only for
 // a consumer without a cursor, so a round that finds its cursor has no
@@ -50,23 +46,29 @@ func (c *Cursors) ReadCursor(ctx context.Context, name eventsync.ConsumerName) (
 	if !ok {
 		return app.Cursor{}, false, ErrNoUnitOfWork
 	}
-	var cur app.Cursor
-	err := tx.QueryRow(ctx, `SELECT `+cursorColumns+` FROM consumer_cursors WHERE name = $1`, string(name)).
-		Scan(&cur.Seq, &cur.Horizon.XID, &cur.Horizon.Through)
+	q := db.New(tx)
+	row, err := q.ConsumerCursorGet(ctx, string(name))
 	if err == nil {
-		return cur, false, nil
+		return cursor(row.LastSeq, row.GapHorizon, row.GapThrough), false, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return app.Cursor{}, false, errs.Wrap(err, "sync: reading the consumer cursor failed")
 	}
-	if _, err := tx.Exec(ctx, ensureCursor, string(name), c.clock.Now()); err != nil {
+	// The first round of a consumer creates its cursor right below the
+	// retained log (ConsumerCursorEnsure).
+	if err := q.ConsumerCursorEnsure(ctx, db.ConsumerCursorEnsureParams{Name: string(name), UpdatedAt: c.clock.Now()}); err != nil {
 		return app.Cursor{}, false, errs.Wrap(err, "sync: creating the consumer cursor failed")
 	}
-	if err := tx.QueryRow(ctx, `SELECT `+cursorColumns+` FROM consumer_cursors WHERE name = $1`, string(name)).
-		Scan(&cur.Seq, &cur.Horizon.XID, &cur.Horizon.Through); err != nil {
+	if row, err = q.ConsumerCursorGet(ctx, string(name)); err != nil {
 		return app.Cursor{}, false, errs.Wrap(err, "sync: reading the consumer cursor failed")
 	}
-	return cur, true, nil
+	return cursor(row.LastSeq, row.GapHorizon, row.GapThrough), true, nil
+}
+
+// cursor builds the cursor of a row; the queries read a NULL horizon as 0
+// and 0, the zero domain.Horizon.
+func cursor(lastSeq int64, horizon uint64, through int64) app.Cursor {
+	return app.Cursor{Seq: lastSeq, Horizon: domain.Horizon{XID: horizon, Through: through}}
 }
 
 // LockCursor implements app.CursorStore.
@@ -75,13 +77,11 @@ func (c *Cursors) LockCursor(ctx context.Context, name eventsync.ConsumerName) (
 	if !ok {
 		return app.Cursor{}, 0, ErrNoUnitOfWork
 	}
-	var cur app.Cursor
-	var xid uint64
-	if err := tx.QueryRow(ctx, `SELECT `+cursorColumns+`, pg_current_xact_id() FROM consumer_cursors WHERE name = $1 FOR UPDATE`,
-		string(name)).Scan(&cur.Seq, &cur.Horizon.XID, &cur.Horizon.Through, &xid); err != nil {
+	row, err := db.New(tx).ConsumerCursorLock(ctx, string(name))
+	if err != nil {
 		return app.Cursor{}, 0, errs.Wrap(err, "sync: locking the consumer cursor failed")
 	}
-	return cur, xid, nil
+	return cursor(row.LastSeq, row.GapHorizon, row.GapThrough), row.XactID, nil
 }
 
 // SetCursor implements app.CursorStore.
@@ -91,13 +91,13 @@ func (c *Cursors) SetCursor(ctx context.Context, name eventsync.ConsumerName, cu
 	if cur.Horizon.XID != 0 {
 		horizon, through = &cur.Horizon.XID, &cur.Horizon.Through
 	}
-	tag, err := pg.Conn(ctx, c.pool).Exec(ctx,
-		`UPDATE consumer_cursors SET last_seq = $2, gap_horizon = $3, gap_through = $4, updated_at = $5 WHERE name = $1`,
-		string(name), cur.Seq, horizon, through, c.clock.Now())
+	n, err := c.q(ctx).ConsumerCursorUpdate(ctx, db.ConsumerCursorUpdateParams{
+		Name: string(name), LastSeq: cur.Seq, GapHorizon: horizon, GapThrough: through, UpdatedAt: c.clock.Now(),
+	})
 	if err != nil {
 		return errs.Wrap(err, "sync: moving the consumer cursor failed")
 	}
-	if tag.RowsAffected() != 1 {
+	if n != 1 {
 		return errs.Wrap(errors.New("no cursor row"), "sync: moving the consumer cursor failed")
 	}
 	return nil

@@ -3,6 +3,9 @@
 // (sync.LogReader and the read side of consumer rounds), the consumer
 // Cursors, the Sessions that let one process at a time run a consumer and
 // wake it by LISTEN/NOTIFY, and the Maintainer of the time partitions.
+// Statements are sqlc queries (queries/*.sql, generated into db/, ADR
+// 0078); only the appender's batch and the session's LISTEN are written in
+// Go, because sqlc cannot express them.
 //
 // One advisory lock class is used, in the two-key form so it never meets
 // River's single-key locks: LockClassConsumer holds a consumer for one

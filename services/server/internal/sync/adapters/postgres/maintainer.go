@@ -9,6 +9,7 @@ import (
 
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/sync/adapters/postgres/db"
 )
 
 // MaintainerOptions configure partition maintenance.
@@ -68,11 +69,12 @@ func NewMaintainer(pool *pgxpool.Pool, o MaintainerOptions) (*Maintainer, error)
 // Dropping takes a short exclusive lock on event_log, so appends and rounds
 // wait for it; run it periodically, not per request.
 func (m *Maintainer) Run(ctx context.Context, now time.Time) (MaintenanceResult, error) {
-	var r MaintenanceResult
-	err := pg.Conn(ctx, m.pool).QueryRow(ctx, `SELECT created, dropped FROM event_log_maintain_partitions($1, $2, $3, $4)`,
-		now, m.opts.PartitionInterval, m.opts.PartitionAhead, m.opts.EventRetention).Scan(&r.Created, &r.Dropped)
+	r, err := db.New(pg.Conn(ctx, m.pool)).EventLogPartitionMaintain(ctx, db.EventLogPartitionMaintainParams{
+		Now: now, PartitionInterval: m.opts.PartitionInterval, PartitionAhead: m.opts.PartitionAhead,
+		EventRetention: m.opts.EventRetention,
+	})
 	if err != nil {
 		return MaintenanceResult{}, errs.Wrap(err, "sync: event_log partition maintenance failed")
 	}
-	return r, nil
+	return MaintenanceResult{Created: int(r.Created), Dropped: int(r.Dropped)}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
 	eventsync "bothy/server/internal/sync"
+	"bothy/server/internal/sync/adapters/postgres/db"
 	"bothy/server/internal/sync/app"
 )
 
@@ -73,16 +74,18 @@ func (s *Sessions) Acquire(ctx context.Context, name eventsync.ConsumerName) (ap
 			closeConn(conn)
 		}
 	}()
-	if _, err := conn.Exec(ctx, ensureCursor, string(name), s.clock.Now()); err != nil {
+	q := db.New(conn)
+	if err := q.ConsumerCursorEnsure(ctx, db.ConsumerCursorEnsureParams{Name: string(name), UpdatedAt: s.clock.Now()}); err != nil {
 		return nil, sessionErr(ctx, err)
 	}
-	var key int32
-	if err := conn.QueryRow(ctx, `SELECT lock_key FROM consumer_cursors WHERE name = $1`, string(name)).Scan(&key); err != nil {
+	key, err := q.ConsumerCursorLockKeyByName(ctx, string(name))
+	if err != nil {
 		return nil, sessionErr(ctx, err)
 	}
+	lock := db.ConsumerCursorTryLockSessionParams{LockClass: LockClassConsumer, LockKey: key}
 	for {
-		var got bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, LockClassConsumer, key).Scan(&got); err != nil {
+		got, err := q.ConsumerCursorTryLockSession(ctx, lock)
+		if err != nil {
 			return nil, sessionErr(ctx, err)
 		}
 		if got {
@@ -96,11 +99,19 @@ func (s *Sessions) Acquire(ctx context.Context, name eventsync.ConsumerName) (ap
 		case <-t.C:
 		}
 	}
-	if _, err := conn.Exec(ctx, `LISTEN `+NotifyChannel); err != nil {
+	if err := listenForAppends(ctx, conn); err != nil {
 		return nil, sessionErr(ctx, err)
 	}
 	held = true
 	return newSession(conn), nil
+}
+
+// listenForAppends subscribes conn to NotifyChannel. It is SQL written in
+// Go (inline_sql, ADR 0078): LISTEN is a utility statement whose channel is
+// an identifier, not a parameter, so sqlc cannot express it.
+func listenForAppends(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, `LISTEN `+NotifyChannel)
+	return err
 }
 
 func sessionErr(ctx context.Context, err error) error {

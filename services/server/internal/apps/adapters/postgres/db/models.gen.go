@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"bothy/server/internal/kernel/ids"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Agent principals. retention: config
@@ -80,8 +79,8 @@ type ConsumerCursor struct {
 	LockKey    *int32
 	LastSeq    int64
 	UpdatedAt  time.Time
-	GapHorizon pgtype.Uint64
-	GapThrough pgtype.Int8
+	GapHorizon *uint64
+	GapThrough *int64
 }
 
 // retention: transient

@@ -1,0 +1,49 @@
+-- The event log (migrations 00020, 00021 and 00050): the reads of sync.LogReader
+-- and of consumer rounds, and partition maintenance. The append stays a
+-- pgx batch in Appender.Append (ADR 0078: sqlc cannot send different
+-- statements in one round trip).
+
+-- name: EventGetByKey :one
+-- The key names the partition (occurred_at), so the read touches one.
+SELECT * FROM event_log WHERE seq = @seq AND occurred_at = @occurred_at;
+
+-- name: EventTypeListByKeys :many
+-- Only the partitions of the keys' occurred_at; the caller leaves out a row
+-- that pairs the seq of one key with the time of another.
+SELECT seq, occurred_at, type FROM event_log
+WHERE occurred_at = ANY(@occurred_ats::timestamptz[]) AND seq = ANY(@seqs::bigint[]);
+
+-- name: EventListAfter :many
+-- A consumer round's read: the primary key (seq, occurred_at) is the index
+-- by seq in every partition.
+SELECT * FROM event_log WHERE seq > @after ORDER BY seq LIMIT @max_rows::bigint;
+
+-- name: EventHeadSeq :one
+-- The highest committed seq, 0 for an empty log.
+SELECT coalesce(max(seq), 0)::bigint AS head_seq FROM event_log;
+
+-- name: EventLogWatermarkMinRetainedSeq :one
+-- One above the retention watermark: every committed event at or above it
+-- is in the log.
+SELECT (dropped_through_seq + 1)::bigint AS min_retained_seq FROM event_log_watermark;
+
+-- name: EventLogPartitionMaintain :one
+-- The SECURITY DEFINER function of migration 00050 (bothy_app has no DDL
+-- rights); it takes a transaction-scoped advisory lock first. The casts
+-- tell sqlc that the counts are never NULL, which it cannot see in the
+-- function's RETURNS TABLE.
+SELECT created::int AS created, dropped::int AS dropped FROM event_log_maintain_partitions(@now::timestamptz, @partition_interval::interval,
+    @partition_ahead::interval, @event_retention::interval);
+
+-- name: ActivityWritersEndedBefore :one
+-- True when no other transaction of this database with an id at or below
+-- the horizon still runs. pg_stat_activity shows a role the
+-- transactions of its own sessions, which are the ones that append.
+-- backend_xid is a 32-bit xid, so both sides are compared by age(), which
+-- measures from the same point within one statement; ages stay far below
+-- 2^31 here.
+SELECT NOT EXISTS (
+    SELECT 1 FROM pg_catalog.pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL
+      AND age(backend_xid) >= age(((@horizon::xid8)::text::numeric % 4294967296)::text::xid)
+) AS ended;
