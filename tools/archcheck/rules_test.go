@@ -30,7 +30,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{"a module uses an allowed module's port", Package{ImportPath: m + "internal/apps/app", Imports: []string{m + "internal/chat", m + "internal/kernel/ids", m + "internal/platform/pg", "context"}}, ""},
 		{"a module never reaches another module's adapters", Package{ImportPath: m + "internal/apps/app", Imports: []string{m + "internal/chat/adapters/postgres"}}, "only through its port internal/chat, never internal/chat/adapters"},
-		{"a module never reaches another module's domain", Package{ImportPath: m + "internal/apps/adapters/jobs", Imports: []string{m + "internal/sync/domain"}}, "never internal/sync/domain"},
+		{"a module never reaches another module's domain", Package{ImportPath: m + "internal/apps/adapters/deliveryjobs", Imports: []string{m + "internal/sync/domain"}}, "never internal/sync/domain"},
 		{"an edge modules.yaml does not list is refused", Package{ImportPath: m + "internal/chat/app", Imports: []string{m + "internal/apps"}}, "module chat may use identity, authz; apps is not among them"},
 		{"the kernel imports no platform package", Package{ImportPath: m + "internal/kernel/ids", Imports: []string{m + "internal/platform/buildinfo"}}, "kernel imports nothing of platform or the modules"},
 		{"the kernel imports no module", Package{ImportPath: m + "internal/kernel/txn", Imports: []string{m + "internal/sync"}}, "kernel imports nothing of platform or the modules"},

@@ -145,10 +145,11 @@ type Subscription struct {
 	CreatedAt, UpdatedAt time.Time
 }
 
-// SubscriptionCreated is a subscription with the one-time HMAC secret of a
-// create or a rotation. HMACSecret is "" in every other answer; it is never
-// stored (docs/spec/06-api.md 7, R-API-26).
-type SubscriptionCreated struct {
+// SubscriptionWithSecret is what CreateSubscription and UpdateSubscription
+// answer: the subscription with the one-time HMAC secret of a create or a
+// rotation. HMACSecret is "" in every other answer; it is never stored
+// (docs/spec/06-api.md 7, R-API-26).
+type SubscriptionWithSecret struct {
 	Subscription
 	// HMACSecret is whsec_ followed by the standard base64 of the derived
 	// key, or "".
@@ -253,10 +254,10 @@ type Webhooks interface {
 	// CreateSubscription subscribes the app's current installation
 	// (webhook_out.manage, owner, step-up). With EnableHMAC the result
 	// carries the secret once.
-	CreateSubscription(ctx context.Context, cmd CreateSubscription) (SubscriptionCreated, error)
+	CreateSubscription(ctx context.Context, cmd CreateSubscription) (SubscriptionWithSecret, error)
 	// UpdateSubscription changes, pauses, resumes, re-enables or rotates a
 	// subscription (webhook_out.manage, owner, step-up).
-	UpdateSubscription(ctx context.Context, cmd UpdateSubscription) (SubscriptionCreated, error)
+	UpdateSubscription(ctx context.Context, cmd UpdateSubscription) (SubscriptionWithSecret, error)
 	// DeleteSubscription deletes a subscription with its deliveries
 	// (webhook_out.manage, owner, step-up).
 	DeleteSubscription(ctx context.Context, id ids.ID) error

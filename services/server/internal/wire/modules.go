@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"bothy/server/internal/apps/adapters/deliveryjobs"
 	"bothy/server/internal/apps/adapters/hmackey"
-	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	appspg "bothy/server/internal/apps/adapters/postgres"
 	"bothy/server/internal/apps/adapters/webhookhttp"
 	appsapp "bothy/server/internal/apps/app"
@@ -165,6 +165,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	// identity and apps: identity reads app facts from apps, and apps
 	// creates app principals and tokens through identity.
 	appsStore := appspg.New(d.Pool)
+	subscriptionStore := appspg.NewSubscriptionStore(d.Pool)
 	idOpts, err := IdentityOptions(cfg)
 	if err != nil {
 		return nil, err
@@ -175,9 +176,9 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		return nil, err
 	}
 	hmacMaster := hmackey.New(d.Secrets, cfg.Webhook.HMACMasterKeyRef)
-	scheduler := appsjobs.NewScheduler(d.Jobs)
+	scheduler := deliveryjobs.NewScheduler(d.Jobs)
 	if m.Webhooks, err = appsapp.NewWebhookService(appsapp.WebhookDeps{
-		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Apps: appsStore, Subscriptions: appsStore,
+		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Apps: appsStore, Subscriptions: subscriptionStore,
 		Keys: m.Keys, Log: m.Log, MasterKey: hmacMaster,
 		Scheduler: scheduler, Clock: d.Clock,
 	}, appsapp.WebhookOptions{
@@ -201,13 +202,13 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		return nil, err
 	}
 	if m.Recovery, err = appsapp.NewRecovery(appsapp.RecoveryDeps{
-		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Installations: appsStore, Store: appsStore,
+		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Installations: appsStore, Store: subscriptionStore,
 		Log: m.Log, Scheduler: scheduler, Clock: d.Clock,
 	}, appsapp.RecoveryOptions{MaxDeliveries: cfg.Webhook.RecoverMaxDeliveries, EventRetention: cfg.Sync.EventRetention}); err != nil {
 		return nil, err
 	}
 	if m.TestSends, err = appsapp.NewTestSends(appsapp.TestSendDeps{
-		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Installations: appsStore, Store: appsStore,
+		UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Audit: m.Audit, Installations: appsStore, Store: subscriptionStore,
 		Keys: m.Keys, State: m.Instance, Master: hmacMaster, Sender: sender, Clock: d.Clock,
 	}, appsapp.TestSendOptions{DeliveryTimeout: cfg.Webhook.DeliveryTimeout, SecretRotationOverlap: cfg.Webhook.SecretRotationOverlap}); err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	appsjobs "bothy/server/internal/apps/adapters/jobs"
+	"bothy/server/internal/apps/adapters/deliveryjobs"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/httpserver"
@@ -148,7 +148,7 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 	// Every role registers the delivery job (the api role inserts it on
 	// subscription changes and redeliveries); the worker roles also run the
 	// consumer webhooks, registered before the runner starts.
-	if err := appsjobs.RegisterWebhookDeliver(p.jobs, p.modules.Deliveries, cfg.Webhook.JobMaxAttempts); err != nil {
+	if err := deliveryjobs.RegisterWebhookDeliver(p.jobs, p.modules.Deliveries, cfg.Webhook.JobMaxAttempts); err != nil {
 		return nil, err
 	}
 

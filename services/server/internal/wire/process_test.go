@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	appsjobs "bothy/server/internal/apps/adapters/jobs"
+	"bothy/server/internal/apps/adapters/deliveryjobs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/pg/pgtest"
@@ -101,10 +101,10 @@ func TestWebhookConsumerRegisteredInWorkerRoles(t *testing.T) {
 
 func TestWebhookJobRegistration(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, jobs.ValidateArgsType(appsjobs.WebhookDeliver{SubscriptionID: ids.New()}))
+	require.NoError(t, jobs.ValidateArgsType(deliveryjobs.WebhookDeliver{SubscriptionID: ids.New()}))
 	for _, role := range []wire.Role{wire.RoleAPI, wire.RoleWorker, wire.RoleAll} {
-		opts, ok := newProcess(t, role).Jobs().Registered(appsjobs.KindWebhookDeliver)
-		require.True(t, ok, "%s registers %s", role, appsjobs.KindWebhookDeliver)
+		opts, ok := newProcess(t, role).Jobs().Registered(deliveryjobs.KindWebhookDeliver)
+		require.True(t, ok, "%s registers %s", role, deliveryjobs.KindWebhookDeliver)
 		require.Equal(t, jobs.QueueDelivery, opts.Queue, role)
 	}
 }

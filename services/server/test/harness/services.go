@@ -32,7 +32,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	appsjobs "bothy/server/internal/apps/adapters/jobs"
+	"bothy/server/internal/apps/adapters/deliveryjobs"
 	appspg "bothy/server/internal/apps/adapters/postgres"
 	appsapp "bothy/server/internal/apps/app"
 	identitypg "bothy/server/internal/identity/adapters/postgres"
@@ -87,6 +87,10 @@ type Services struct {
 	// AppsStore is the apps store (also apps.Installations and
 	// identity.AppFactsSource), for reads in tests.
 	AppsStore *appspg.Store
+	// SubscriptionStore is the store of the owner side of the webhook
+	// tables (app.SubscriptionStore, app.RecoveryStore), for use cases a
+	// test builds itself.
+	SubscriptionStore *appspg.SubscriptionStore
 	// Jobs is the job runtime in role api through which the modules insert
 	// their jobs (apps.webhook_deliver). Nothing works them: tests that
 	// deliver build a worker runtime of their own.
@@ -105,7 +109,7 @@ func NewJobs(t testing.TB, db *pgtest.DB) *jobs.Runtime {
 	rt, err := jobs.New(jobs.Options{Role: string(wire.RoleAPI), FetchPollInterval: time.Second, FetchCooldown: time.Millisecond,
 		JobTimeout: time.Minute, ShutdownTimeout: time.Second}, jobs.Deps{Pool: db.App, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
-	require.NoError(t, jobs.Register(rt, func(context.Context, jobs.Job[appsjobs.WebhookDeliver]) error { return errNotWorked },
+	require.NoError(t, jobs.Register(rt, func(context.Context, jobs.Job[deliveryjobs.WebhookDeliver]) error { return errNotWorked },
 		jobs.HandlerOptions{Queue: jobs.QueueDelivery}))
 	return rt
 }
@@ -169,7 +173,10 @@ func NewServices(t testing.TB, db *pgtest.DB, clk *clock.Fake, change func(*wire
 	mods, err := wire.BuildModules(cfg, wire.ModuleDeps{Pool: db.App, Secrets: sp, Clock: clk, Meter: noop.NewMeterProvider(),
 		Jobs: rt.Inserter(), Tracer: tracenoop.NewTracerProvider(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	s := &Services{Modules: mods, DB: db, Config: cfg, AppsStore: appspg.New(db.App), Jobs: rt}
+	s := &Services{
+		Modules: mods, DB: db, Config: cfg, AppsStore: appspg.New(db.App),
+		SubscriptionStore: appspg.NewSubscriptionStore(db.App), Jobs: rt,
+	}
 	// The signing keys a process ensures at start: new webhook
 	// subscriptions record the active webhook_out key.
 	require.NoError(t, mods.Instance.Ensure(context.Background()))

@@ -26,19 +26,19 @@ import (
 // or validation_failed with the pointers /url and /event_types/<i> (item
 // codes of domain.ValidateTarget and domain.ValidateEventTypes:
 // not_subscribable, not_granted, duplicate); internal.
-func (w *WebhookService) CreateSubscription(ctx context.Context, cmd apps.CreateSubscription) (apps.SubscriptionCreated, error) {
-	return w.withSecret(ctx, cmd.EnableHMAC, func(ctx context.Context, master []byte) (apps.SubscriptionCreated, error) {
+func (w *WebhookService) CreateSubscription(ctx context.Context, cmd apps.CreateSubscription) (apps.SubscriptionWithSecret, error) {
+	return w.withSecret(ctx, cmd.EnableHMAC, func(ctx context.Context, master []byte) (apps.SubscriptionWithSecret, error) {
 		p := actor.From(ctx)
 		if err := w.authorizeApp(ctx, p, authorize.WebhookOutManage, cmd.AppID); err != nil {
-			return apps.SubscriptionCreated{}, err
+			return apps.SubscriptionWithSecret{}, err
 		}
 		inst, err := w.installationOf(ctx, cmd.AppID)
 		if err != nil {
-			return apps.SubscriptionCreated{}, err
+			return apps.SubscriptionWithSecret{}, err
 		}
 		target, err := w.validate(&cmd.URL, &cmd.EventTypes, inst.EventSubscriptions, false)
 		if err != nil {
-			return apps.SubscriptionCreated{}, err
+			return apps.SubscriptionWithSecret{}, err
 		}
 		return w.insert(ctx, p, inst, target, cmd.EventTypes, master)
 	})

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/adapters/deliveryjobs"
 	"bothy/server/internal/apps/adapters/hmackey"
-	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	appspg "bothy/server/internal/apps/adapters/postgres"
 	"bothy/server/internal/apps/adapters/webhookhttp"
 	"bothy/server/internal/apps/app"
@@ -233,7 +233,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	if o.wrap != nil {
 		store = o.wrap(store)
 	}
-	var scheduler app.DeliveryScheduler = appsjobs.NewScheduler(b.runtime.Inserter())
+	var scheduler app.DeliveryScheduler = deliveryjobs.NewScheduler(b.runtime.Inserter())
 	if o.scheduler != nil {
 		scheduler = o.scheduler(scheduler)
 	}
@@ -248,7 +248,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	}, b.opts)
 	require.NoError(t, err)
 	b.pool, b.jobMax, b.uow, b.scheduler, b.sender = pool, o.jobMaxAttempts, uow, scheduler, sender
-	require.NoError(t, appsjobs.RegisterWebhookDeliver(b.runtime, b.d, o.jobMaxAttempts))
+	require.NoError(t, deliveryjobs.RegisterWebhookDeliver(b.runtime, b.d, o.jobMaxAttempts))
 	if o.worker {
 		startRuntime(t, b.runtime)
 	}
@@ -299,7 +299,7 @@ func startRuntime(t testing.TB, rt *jobs.Runtime) {
 func (b *bundle) secondWorker(t testing.TB) *jobs.Runtime {
 	t.Helper()
 	rt := newRuntime(t, b.pool, "worker")
-	require.NoError(t, appsjobs.RegisterWebhookDeliver(rt, b.d, b.jobMax))
+	require.NoError(t, deliveryjobs.RegisterWebhookDeliver(rt, b.d, b.jobMax))
 	startRuntime(t, rt)
 	return rt
 }
@@ -358,7 +358,7 @@ func (b *bundle) advance(t testing.TB, d time.Duration) {
 // create creates a subscription of appID (Tracker's when zero) to the
 // receiver with types (message.created when nil) as Robin does
 // (createWebhookSubscription) and returns it with its one-time secret.
-func (b *bundle) create(t testing.TB, appID ids.ID, types []string, hmac bool) apps.SubscriptionCreated {
+func (b *bundle) create(t testing.TB, appID ids.ID, types []string, hmac bool) apps.SubscriptionWithSecret {
 	t.Helper()
 	if appID.IsZero() {
 		appID = b.appID

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/adapters/deliveryjobs"
 	"bothy/server/internal/apps/adapters/hmackey"
-	appsjobs "bothy/server/internal/apps/adapters/jobs"
 	appspg "bothy/server/internal/apps/adapters/postgres"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/platform/pg"
@@ -52,12 +52,11 @@ func TestListDeliveriesReadsEventTypesOnce(t *testing.T) {
 	s := b.w.Services
 	provider, err := wire.NewSecretsProvider(s.Config)
 	require.NoError(t, err)
-	store := appspg.New(pool)
 	svc, err := app.NewWebhookService(app.WebhookDeps{
 		UnitOfWork: pg.NewUnitOfWork(pool, s.Config.Database.TxRetryMax, s.Config.Database.LockTimeout),
-		Authorizer: s.Authorizer, Audit: s.Audit, Apps: store, Subscriptions: store, Keys: s.Keys,
+		Authorizer: s.Authorizer, Audit: s.Audit, Apps: appspg.New(pool), Subscriptions: appspg.NewSubscriptionStore(pool), Keys: s.Keys,
 		Log: syncpg.NewLog(pool), MasterKey: hmackey.New(provider, s.Config.Webhook.HMACMasterKeyRef),
-		Scheduler: appsjobs.NewScheduler(b.runtime.Inserter()), Clock: b.clock,
+		Scheduler: deliveryjobs.NewScheduler(b.runtime.Inserter()), Clock: b.clock,
 	}, app.WebhookOptions{AllowedHosts: s.Config.Webhook.AllowedHosts, PageSizeDefault: 50, PageSizeMax: 100})
 	require.NoError(t, err)
 

@@ -5,8 +5,32 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/authz"
 	"bothy/server/internal/kernel/ids"
 )
+
+// Platform is the apps platform as its driving adapters see it: the use
+// cases of Service (one file each; their doc comments say what each
+// authorizes and returns). adapters/httpapi takes this port, not the
+// concrete Service, as its webhook handlers take apps.Webhooks. It is
+// declared here and not in the module's port internal/apps because its
+// commands and answers (RegisterApp, Installed, domain.App) are types of
+// this package and of domain, which no other module may import.
+type Platform interface {
+	RegisterApp(ctx context.Context, cmd RegisterApp) (domain.App, error)
+	GetApp(ctx context.Context, appID ids.ID) (domain.App, error)
+	ListApps(ctx context.Context) ([]domain.App, error)
+	InstallApp(ctx context.Context, cmd InstallApp) (Installed, error)
+	UninstallApp(ctx context.Context, appID ids.ID) error
+	SuspendApp(ctx context.Context, appID ids.ID) (apps.Installation, error)
+	ResumeApp(ctx context.Context, appID ids.ID) (apps.Installation, error)
+	SetAppScopes(ctx context.Context, cmd SetAppScopes) (apps.Installation, error)
+	CreateAppGrant(ctx context.Context, cmd CreateAppGrant) (authz.Grant, error)
+	ListAppGrants(ctx context.Context, appID ids.ID) ([]authz.Grant, error)
+	DeleteAppGrant(ctx context.Context, appID, grantID ids.ID) error
+}
+
+var _ Platform = (*Service)(nil)
 
 // Store persists apps and installations (tables apps and app_installations).
 // Every method joins the unit of work of ctx; the use cases always call it

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
-	appsjobs "bothy/server/internal/apps/adapters/jobs"
+	"bothy/server/internal/apps/adapters/deliveryjobs"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/authz"
@@ -29,8 +29,8 @@ func (b *bundle) recovery(t testing.TB, maxDeliveries int) *app.Recovery {
 	t.Helper()
 	s := b.w.Services
 	r, err := app.NewRecovery(app.RecoveryDeps{
-		UnitOfWork: s.UnitOfWork, Authorizer: s.Authorizer, Audit: s.Audit, Installations: s.AppsStore, Store: s.AppsStore,
-		Log: s.Log, Scheduler: appsjobs.NewScheduler(s.Jobs.Inserter()), Clock: b.clock,
+		UnitOfWork: s.UnitOfWork, Authorizer: s.Authorizer, Audit: s.Audit, Installations: s.AppsStore, Store: s.SubscriptionStore,
+		Log: s.Log, Scheduler: deliveryjobs.NewScheduler(s.Jobs.Inserter()), Clock: b.clock,
 	}, app.RecoveryOptions{MaxDeliveries: maxDeliveries, EventRetention: s.Config.Sync.EventRetention})
 	require.NoError(t, err)
 	return r

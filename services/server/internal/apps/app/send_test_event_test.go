@@ -32,7 +32,7 @@ func (b *bundle) testSends(t testing.TB, timeout time.Duration) *app.TestSends {
 	provider, err := wire.NewSecretsProvider(s.Config)
 	require.NoError(t, err)
 	ts, err := app.NewTestSends(app.TestSendDeps{
-		UnitOfWork: s.UnitOfWork, Authorizer: s.Authorizer, Audit: s.Audit, Installations: s.AppsStore, Store: s.AppsStore,
+		UnitOfWork: s.UnitOfWork, Authorizer: s.Authorizer, Audit: s.Audit, Installations: s.AppsStore, Store: s.SubscriptionStore,
 		Keys: s.Keys, State: s.Instance, Master: hmackey.New(provider, s.Config.Webhook.HMACMasterKeyRef), Sender: b.sender, Clock: b.clock,
 	}, app.TestSendOptions{DeliveryTimeout: timeout, SecretRotationOverlap: b.opts.SecretRotationOverlap})
 	require.NoError(t, err)

@@ -38,28 +38,28 @@ import (
 // installation was uninstalled; webhook_host_not_allowed or
 // validation_failed with /url, /event_types/<i>, /state (item enum) and
 // /rotate_hmac_secret (item hmac_not_enabled); internal.
-func (w *WebhookService) UpdateSubscription(ctx context.Context, cmd apps.UpdateSubscription) (apps.SubscriptionCreated, error) {
-	return w.withSecret(ctx, cmd.RotateHMACSecret, func(ctx context.Context, master []byte) (apps.SubscriptionCreated, error) {
+func (w *WebhookService) UpdateSubscription(ctx context.Context, cmd apps.UpdateSubscription) (apps.SubscriptionWithSecret, error) {
+	return w.withSecret(ctx, cmd.RotateHMACSecret, func(ctx context.Context, master []byte) (apps.SubscriptionWithSecret, error) {
 		p, cur, err := w.authorizeSubscription(ctx, authorize.WebhookOutManage, cmd.ID)
 		if err != nil {
-			return apps.SubscriptionCreated{}, err
+			return apps.SubscriptionWithSecret{}, err
 		}
 		if cmd.URL == nil && cmd.EventTypes == nil && cmd.State == nil && !cmd.RotateHMACSecret {
-			return apps.SubscriptionCreated{Subscription: cur}, nil
+			return apps.SubscriptionWithSecret{Subscription: cur}, nil
 		}
 		inst, ok, err := w.apps.Installation(ctx, cur.AppInstallationID, apps.ForShare)
 		if err != nil {
-			return apps.SubscriptionCreated{}, err
+			return apps.SubscriptionWithSecret{}, err
 		}
 		if !ok || !inst.Live() {
-			return apps.SubscriptionCreated{}, errs.Conflict(domain.ReasonAppNotInstalled)
+			return apps.SubscriptionWithSecret{}, errs.Conflict(domain.ReasonAppNotInstalled)
 		}
 		sub, ok, err := w.subs.LockSubscription(ctx, cmd.ID)
 		if err != nil {
-			return apps.SubscriptionCreated{}, err
+			return apps.SubscriptionWithSecret{}, err
 		}
 		if !ok {
-			return apps.SubscriptionCreated{}, errs.NotFound()
+			return apps.SubscriptionWithSecret{}, errs.NotFound()
 		}
 		return w.change(ctx, p, sub, inst, cmd, master)
 	})
@@ -70,10 +70,10 @@ func (w *WebhookService) UpdateSubscription(ctx context.Context, cmd apps.Update
 // they change (webhook.PlanUpdate), writes the result, makes the head due
 // on a resume and audits each kind of change.
 func (w *WebhookService) change(ctx context.Context, p actor.Principal, sub apps.Subscription, inst apps.Installation,
-	cmd apps.UpdateSubscription, master []byte) (apps.SubscriptionCreated, error) {
+	cmd apps.UpdateSubscription, master []byte) (apps.SubscriptionWithSecret, error) {
 	target, err := w.validate(cmd.URL, cmd.EventTypes, inst.EventSubscriptions, cmd.RotateHMACSecret && !sub.HMACEnabled)
 	if err != nil {
-		return apps.SubscriptionCreated{}, err
+		return apps.SubscriptionWithSecret{}, err
 	}
 	u := webhook.Update{EventTypes: cmd.EventTypes, State: cmd.State, RotateHMACSecret: cmd.RotateHMACSecret}
 	if cmd.URL != nil {
@@ -82,26 +82,26 @@ func (w *WebhookService) change(ctx context.Context, p actor.Principal, sub apps
 	now := w.now()
 	plan, err := webhook.PlanUpdate(sub, u, now)
 	if err != nil {
-		return apps.SubscriptionCreated{}, err
+		return apps.SubscriptionWithSecret{}, err
 	}
 	if len(plan.Changes) == 0 {
-		return apps.SubscriptionCreated{Subscription: sub}, nil
+		return apps.SubscriptionWithSecret{Subscription: sub}, nil
 	}
 	next := plan.Next
 	if err := w.subs.UpdateSubscription(ctx, next); err != nil {
-		return apps.SubscriptionCreated{}, err
+		return apps.SubscriptionWithSecret{}, err
 	}
 	if plan.Resumed {
 		if err := w.makeHeadDue(ctx, next.ID, now); err != nil {
-			return apps.SubscriptionCreated{}, err
+			return apps.SubscriptionWithSecret{}, err
 		}
 	}
 	for _, c := range plan.Changes {
 		if err := w.recordManage(ctx, p, next, c); err != nil {
-			return apps.SubscriptionCreated{}, err
+			return apps.SubscriptionWithSecret{}, err
 		}
 	}
-	out := apps.SubscriptionCreated{Subscription: next}
+	out := apps.SubscriptionWithSecret{Subscription: next}
 	if plan.Rotated {
 		out.HMACSecret = webhook.FormatSecret(webhook.DeriveHMACKey(master, sub.ID, next.HMACGeneration))
 	}

@@ -131,23 +131,23 @@ func (w *WebhookService) now() time.Time { return w.clock.Now().UTC().Truncate(t
 // idempotent replay answers conflict one_time_secret instead of repeating
 // it.
 func (w *WebhookService) withSecret(ctx context.Context, needed bool,
-	fn func(ctx context.Context, master []byte) (apps.SubscriptionCreated, error)) (apps.SubscriptionCreated, error) {
+	fn func(ctx context.Context, master []byte) (apps.SubscriptionWithSecret, error)) (apps.SubscriptionWithSecret, error) {
 	var master []byte
 	if needed {
 		key, err := w.master.Key(ctx)
 		if err != nil {
-			return apps.SubscriptionCreated{}, errs.Wrap(err, "apps: reading the webhook master key failed")
+			return apps.SubscriptionWithSecret{}, errs.Wrap(err, "apps: reading the webhook master key failed")
 		}
 		master = key
 	}
-	var out apps.SubscriptionCreated
+	var out apps.SubscriptionWithSecret
 	err := w.uow.Do(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = fn(ctx, master)
 		return err
 	})
 	if err != nil {
-		return apps.SubscriptionCreated{}, err
+		return apps.SubscriptionWithSecret{}, err
 	}
 	if out.HMACSecret != "" {
 		idempotency.MarkOneTimeSecret(ctx)
@@ -257,15 +257,15 @@ func (w *WebhookService) validate(rawURL *string, eventTypes *[]string, granted 
 // and audits it. With a master key the subscription uses HMAC and the
 // result carries its generation-0 secret.
 func (w *WebhookService) insert(ctx context.Context, p actor.Principal, inst apps.Installation, target domain.Target,
-	eventTypes []string, master []byte) (apps.SubscriptionCreated, error) {
+	eventTypes []string, master []byte) (apps.SubscriptionWithSecret, error) {
 	signer, err := w.keys.Signer(ctx, instance.PurposeWebhookOut)
 	if err != nil {
-		return apps.SubscriptionCreated{}, err
+		return apps.SubscriptionWithSecret{}, err
 	}
 	now := w.now()
 	id, err := newID(now)
 	if err != nil {
-		return apps.SubscriptionCreated{}, err
+		return apps.SubscriptionWithSecret{}, err
 	}
 	hmacEnabled := master != nil
 	sub := apps.Subscription{
@@ -274,12 +274,12 @@ func (w *WebhookService) insert(ctx context.Context, p actor.Principal, inst app
 		SigningKeyKID: signer.KeyID(), HMACEnabled: hmacEnabled, CreatedBy: p.ID, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := w.subs.InsertSubscription(ctx, sub); err != nil {
-		return apps.SubscriptionCreated{}, err
+		return apps.SubscriptionWithSecret{}, err
 	}
 	if err := w.recordManage(ctx, p, sub, webhook.ChangeCreated); err != nil {
-		return apps.SubscriptionCreated{}, err
+		return apps.SubscriptionWithSecret{}, err
 	}
-	out := apps.SubscriptionCreated{Subscription: sub}
+	out := apps.SubscriptionWithSecret{Subscription: sub}
 	if hmacEnabled {
 		out.HMACSecret = webhook.FormatSecret(webhook.DeriveHMACKey(master, sub.ID, 0))
 	}

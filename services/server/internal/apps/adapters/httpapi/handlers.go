@@ -27,12 +27,12 @@ import (
 // role assembly embeds it, with the handler sets of the other modules, in
 // the one strict server of internal/wire.
 type Handlers struct {
-	svc *app.Service
+	svc app.Platform
 }
 
-// NewHandlers returns the handlers over the use cases svc. It panics on a
-// nil svc (a wiring bug).
-func NewHandlers(svc *app.Service) *Handlers {
+// NewHandlers returns the handlers over the use cases svc (app.Service in
+// the role assembly). It panics on a nil svc (a wiring bug).
+func NewHandlers(svc app.Platform) *Handlers {
 	if svc == nil {
 		panic("apps: NewHandlers needs the use cases")
 	}

@@ -82,7 +82,7 @@ func setupTestSend(t *testing.T) *testSendBundle {
 	provider, err := wire.NewSecretsProvider(s.Config)
 	require.NoError(t, err)
 	tests, err := app.NewTestSends(app.TestSendDeps{
-		UnitOfWork: s.UnitOfWork, Authorizer: s.Authorizer, Audit: s.Audit, Installations: s.AppsStore, Store: s.AppsStore,
+		UnitOfWork: s.UnitOfWork, Authorizer: s.Authorizer, Audit: s.Audit, Installations: s.AppsStore, Store: s.SubscriptionStore,
 		Keys: s.Keys, State: s.Instance, Master: hmackey.New(provider, s.Config.Webhook.HMACMasterKeyRef),
 		Sender: webhookhttp.NewSender(client, tracenoop.NewTracerProvider()), Clock: w.Clock,
 	}, app.TestSendOptions{DeliveryTimeout: s.Config.Webhook.DeliveryTimeout, SecretRotationOverlap: s.Config.Webhook.SecretRotationOverlap})

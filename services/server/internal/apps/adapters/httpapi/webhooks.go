@@ -171,7 +171,7 @@ func subscriptionOf(s apps.Subscription) api.WebhookSubscription {
 // createdOf maps a subscription with its optional one-time secret to the
 // response model of create and update; hmac_secret is present only when
 // the use case derived a secret in this request.
-func createdOf(c apps.SubscriptionCreated) api.WebhookSubscriptionCreated {
+func createdOf(c apps.SubscriptionWithSecret) api.WebhookSubscriptionCreated {
 	s := subscriptionOf(c.Subscription)
 	out := api.WebhookSubscriptionCreated{
 		AgentId: s.AgentId, AppId: s.AppId, ConsecutiveFailures: s.ConsecutiveFailures, CreatedAt: s.CreatedAt,

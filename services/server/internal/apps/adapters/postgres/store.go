@@ -1,8 +1,10 @@
-// Package postgres is the PostgreSQL side of the apps module. Store keeps
-// the tables apps and app_installations (migrations 00035, 00036) behind
-// app.Store, apps.Installations and identity.AppFactsSource. Queries are
-// sqlc code (queries/*.sql, generated into db/); every query joins the unit
-// of work of its context through pg.Conn.
+// Package postgres is the PostgreSQL side of the apps module, one adapter
+// type per port: Store keeps the tables apps and app_installations
+// (migrations 00035, 00036) behind app.Store, apps.Installations and
+// identity.AppFactsSource; SubscriptionStore the owner side and
+// DeliveryStore the delivery path of the webhook tables. Queries are sqlc
+// code (queries/*.sql, generated into db/); every query joins the unit of
+// work of its context through pg.Conn (the shared handle).
 package postgres
 
 import (
@@ -23,10 +25,32 @@ import (
 	"bothy/server/internal/platform/pg"
 )
 
-// Store implements app.Store, apps.Installations and
-// identity.AppFactsSource over one pool.
-type Store struct {
+// handle is the query handle every store of this package shares: the pool
+// (connected as bothy_app) and the sqlc queries on the ambient unit of
+// work.
+type handle struct {
 	pool *pgxpool.Pool
+}
+
+// newHandle returns the handle over pool. It panics on a nil pool (a
+// wiring bug); who names the constructor in the message.
+func newHandle(pool *pgxpool.Pool, who string) handle {
+	if pool == nil {
+		panic("apps: postgres." + who + " needs a pool")
+	}
+	return handle{pool: pool}
+}
+
+// q returns the sqlc queries on the ambient unit of work of ctx, or on the
+// pool.
+func (h handle) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, h.pool)) }
+
+// Store implements app.Store (with apps.Installations, which it embeds)
+// and identity.AppFactsSource over the tables apps and app_installations.
+// The webhook tables have their own adapter types (SubscriptionStore,
+// DeliveryStore), one for each port of the module.
+type Store struct {
+	handle
 }
 
 var (
@@ -38,19 +62,12 @@ var (
 // New returns the store over pool (connected as bothy_app). It panics on a
 // nil pool (a wiring bug).
 func New(pool *pgxpool.Pool) *Store {
-	if pool == nil {
-		panic("apps: postgres.New needs a pool")
-	}
-	return &Store{pool: pool}
+	return &Store{handle: newHandle(pool, "New")}
 }
 
 // currentKey is the partial unique index that allows one installation per
 // app that is not uninstalled.
 const currentKey = "app_installations_current_key"
-
-// q returns the sqlc queries on the ambient unit of work of ctx, or on the
-// pool.
-func (s *Store) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
 
 // InsertApp implements app.Store.
 func (s *Store) InsertApp(ctx context.Context, a domain.App) error {

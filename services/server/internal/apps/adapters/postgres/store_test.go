@@ -26,13 +26,17 @@ type testBundle struct {
 	db    *pgtest.DB
 	uow   *pg.UnitOfWork
 	store *postgres.Store
+	subs  *postgres.SubscriptionStore
 	owner ids.ID
 }
 
 func setup(t testing.TB) *testBundle {
 	t.Helper()
 	db := pgtest.New(t)
-	b := &testBundle{db: db, uow: pg.NewUnitOfWork(db.App, 3, 5*time.Second), store: postgres.New(db.App)}
+	b := &testBundle{
+		db: db, uow: pg.NewUnitOfWork(db.App, 3, 5*time.Second),
+		store: postgres.New(db.App), subs: postgres.NewSubscriptionStore(db.App),
+	}
 	b.owner = b.principal(t, "person", "Robin")
 	return b
 }

@@ -64,7 +64,7 @@ func TestMigrationEventOccurredAtBackfill(t *testing.T) {
 
 	log := syncpg.NewLog(b.db.App)
 	for id, want := range map[ids.ID]bool{withEvent: true, gone: false} {
-		d, ok, err := b.store.Delivery(ctx, id)
+		d, ok, err := b.subs.Delivery(ctx, id)
 		require.NoError(t, err)
 		require.True(t, ok)
 		if want {

@@ -11,20 +11,20 @@ import (
 // This file is the bulk recovery of the webhook tables (ADR 0079):
 // app.RecoveryStore over the query of queries/webhook_recovery.sql.
 
-var _ app.RecoveryStore = (*Store)(nil)
+var _ app.RecoveryStore = (*SubscriptionStore)(nil)
 
 // RecoverDeliveries implements app.RecoveryStore in one statement
 // (WebhookDeliveryRecoverWindow). It needs a unit of work: the caller holds
 // the subscription's row lock, and the rows it recovers are locked until
 // that unit of work ends.
-func (s *Store) RecoverDeliveries(ctx context.Context, w app.RecoveryWindow) (app.RecoveredDeliveries, error) {
+func (s *SubscriptionStore) RecoverDeliveries(ctx context.Context, w app.RecoveryWindow) (app.RecoveredDeliveries, error) {
 	if err := needTx(ctx); err != nil {
 		return app.RecoveredDeliveries{}, err
 	}
 	if w.Max < 1 || w.Max > 1<<30 {
 		return app.RecoveredDeliveries{}, errs.Internalf("apps: a recovery bound lies between 1 and 2^30 deliveries")
 	}
-	row, err := s.queries(ctx).WebhookDeliveryRecoverWindow(ctx, db.WebhookDeliveryRecoverWindowParams{
+	row, err := s.q(ctx).WebhookDeliveryRecoverWindow(ctx, db.WebhookDeliveryRecoverWindowParams{
 		MaxRows: int32(w.Max), SubscriptionID: w.SubscriptionID, MinSeq: w.MinSeq, Since: w.Since, Until: w.Until, Now: w.Now,
 	})
 	if err != nil {

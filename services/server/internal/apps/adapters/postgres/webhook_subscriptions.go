@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/adapters/postgres/db"
@@ -17,15 +18,21 @@ import (
 	"bothy/server/internal/platform/pg"
 )
 
-// This file is the owner side of the webhook tables (migrations 00040 and
-// 00041): app.SubscriptionStore over the sqlc queries of
-// queries/webhook_subscriptions.sql.
+// SubscriptionStore is the owner side of the webhook tables (migrations
+// 00040 and 00041): app.SubscriptionStore over the sqlc queries of
+// queries/webhook_subscriptions.sql, and app.RecoveryStore
+// (webhook_recovery.go), the narrower port of a recovery on the same rows.
+type SubscriptionStore struct {
+	handle
+}
 
-var _ app.SubscriptionStore = (*Store)(nil)
+var _ app.SubscriptionStore = (*SubscriptionStore)(nil)
 
-// queries returns the sqlc queries on the unit of work of ctx, or on the
-// pool outside one.
-func (s *Store) queries(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
+// NewSubscriptionStore returns the store over pool (connected as
+// bothy_app). It panics on a nil pool (a wiring bug).
+func NewSubscriptionStore(pool *pgxpool.Pool) *SubscriptionStore {
+	return &SubscriptionStore{handle: newHandle(pool, "NewSubscriptionStore")}
+}
 
 // needTx refuses a locking read outside a unit of work, where its lock
 // would end with the statement.
@@ -37,8 +44,8 @@ func needTx(ctx context.Context) error {
 }
 
 // InsertSubscription implements app.SubscriptionStore.
-func (s *Store) InsertSubscription(ctx context.Context, sub apps.Subscription) error {
-	err := s.queries(ctx).WebhookSubscriptionInsert(ctx, db.WebhookSubscriptionInsertParams{
+func (s *SubscriptionStore) InsertSubscription(ctx context.Context, sub apps.Subscription) error {
+	err := s.q(ctx).WebhookSubscriptionInsert(ctx, db.WebhookSubscriptionInsertParams{
 		ID: sub.ID, AppInstallationID: sub.AppInstallationID, Url: sub.URL, EventTypes: nonNil(sub.EventTypes),
 		State: string(sub.State), SigningKeyKid: sub.SigningKeyKID, HmacEnabled: sub.HMACEnabled,
 		HmacGeneration: int32(sub.HMACGeneration), CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt, UpdatedAt: sub.UpdatedAt,
@@ -50,17 +57,17 @@ func (s *Store) InsertSubscription(ctx context.Context, sub apps.Subscription) e
 }
 
 // Subscription implements app.SubscriptionStore.
-func (s *Store) Subscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error) {
-	row, err := s.queries(ctx).WebhookSubscriptionGetWithApp(ctx, id)
+func (s *SubscriptionStore) Subscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error) {
+	row, err := s.q(ctx).WebhookSubscriptionGetWithApp(ctx, id)
 	return oneSubscription(row.WebhookSubscription, row.AppID, err)
 }
 
 // LockSubscription implements app.SubscriptionStore.
-func (s *Store) LockSubscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error) {
+func (s *SubscriptionStore) LockSubscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error) {
 	if err := needTx(ctx); err != nil {
 		return apps.Subscription{}, false, err
 	}
-	row, err := s.queries(ctx).WebhookSubscriptionLockWithApp(ctx, id)
+	row, err := s.q(ctx).WebhookSubscriptionLockWithApp(ctx, id)
 	return oneSubscription(row.WebhookSubscription, row.AppID, err)
 }
 
@@ -75,11 +82,11 @@ func oneSubscription(row db.WebhookSubscription, appID ids.ID, err error) (apps.
 }
 
 // LockInstallationSubscriptions implements app.SubscriptionStore.
-func (s *Store) LockInstallationSubscriptions(ctx context.Context, installationID ids.ID) ([]apps.Subscription, error) {
+func (s *SubscriptionStore) LockInstallationSubscriptions(ctx context.Context, installationID ids.ID) ([]apps.Subscription, error) {
 	if err := needTx(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.queries(ctx).WebhookSubscriptionLockByInstallation(ctx, installationID)
+	rows, err := s.q(ctx).WebhookSubscriptionLockByInstallation(ctx, installationID)
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: locking the webhook subscriptions failed")
 	}
@@ -89,8 +96,8 @@ func (s *Store) LockInstallationSubscriptions(ctx context.Context, installationI
 }
 
 // AppSubscriptions implements app.SubscriptionStore.
-func (s *Store) AppSubscriptions(ctx context.Context, appID ids.ID) ([]apps.Subscription, error) {
-	rows, err := s.queries(ctx).WebhookSubscriptionListByApp(ctx, appID)
+func (s *SubscriptionStore) AppSubscriptions(ctx context.Context, appID ids.ID) ([]apps.Subscription, error) {
+	rows, err := s.q(ctx).WebhookSubscriptionListByApp(ctx, appID)
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: listing the webhook subscriptions failed")
 	}
@@ -100,8 +107,8 @@ func (s *Store) AppSubscriptions(ctx context.Context, appID ids.ID) ([]apps.Subs
 }
 
 // UpdateSubscription implements app.SubscriptionStore.
-func (s *Store) UpdateSubscription(ctx context.Context, sub apps.Subscription) error {
-	n, err := s.queries(ctx).WebhookSubscriptionUpdateOwned(ctx, db.WebhookSubscriptionUpdateOwnedParams{
+func (s *SubscriptionStore) UpdateSubscription(ctx context.Context, sub apps.Subscription) error {
+	n, err := s.q(ctx).WebhookSubscriptionUpdateOwned(ctx, db.WebhookSubscriptionUpdateOwnedParams{
 		ID: sub.ID, Url: sub.URL, EventTypes: nonNil(sub.EventTypes), State: string(sub.State),
 		HmacGeneration: int32(sub.HMACGeneration), HmacRotatedAt: nullTime(sub.HMACRotatedAt),
 		ConsecutiveFailures: int32(sub.ConsecutiveFailures), DisabledAt: nullTime(sub.DisabledAt), UpdatedAt: sub.UpdatedAt,
@@ -116,8 +123,8 @@ func (s *Store) UpdateSubscription(ctx context.Context, sub apps.Subscription) e
 }
 
 // DeleteSubscription implements app.SubscriptionStore.
-func (s *Store) DeleteSubscription(ctx context.Context, id ids.ID) (bool, error) {
-	n, err := s.queries(ctx).WebhookSubscriptionDelete(ctx, id)
+func (s *SubscriptionStore) DeleteSubscription(ctx context.Context, id ids.ID) (bool, error) {
+	n, err := s.q(ctx).WebhookSubscriptionDelete(ctx, id)
 	if err != nil {
 		return false, errs.Wrap(err, "apps: deleting the webhook subscription failed")
 	}
@@ -125,8 +132,8 @@ func (s *Store) DeleteSubscription(ctx context.Context, id ids.ID) (bool, error)
 }
 
 // MakeHeadDue implements app.SubscriptionStore.
-func (s *Store) MakeHeadDue(ctx context.Context, subscriptionID ids.ID, now time.Time) (bool, error) {
-	n, err := s.queries(ctx).WebhookDeliveryMakeHeadDue(ctx, db.WebhookDeliveryMakeHeadDueParams{
+func (s *SubscriptionStore) MakeHeadDue(ctx context.Context, subscriptionID ids.ID, now time.Time) (bool, error) {
+	n, err := s.q(ctx).WebhookDeliveryMakeHeadDue(ctx, db.WebhookDeliveryMakeHeadDueParams{
 		SubscriptionID: subscriptionID, Now: now})
 	if err != nil {
 		return false, errs.Wrap(err, "apps: making the webhook head due failed")
@@ -135,17 +142,17 @@ func (s *Store) MakeHeadDue(ctx context.Context, subscriptionID ids.ID, now time
 }
 
 // Delivery implements app.SubscriptionStore.
-func (s *Store) Delivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error) {
-	row, err := s.queries(ctx).WebhookDeliveryGetByID(ctx, id)
+func (s *SubscriptionStore) Delivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error) {
+	row, err := s.q(ctx).WebhookDeliveryGetByID(ctx, id)
 	return oneDelivery(row, err)
 }
 
 // LockDelivery implements app.SubscriptionStore.
-func (s *Store) LockDelivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error) {
+func (s *SubscriptionStore) LockDelivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error) {
 	if err := needTx(ctx); err != nil {
 		return apps.Delivery{}, false, err
 	}
-	row, err := s.queries(ctx).WebhookDeliveryLockByID(ctx, id)
+	row, err := s.q(ctx).WebhookDeliveryLockByID(ctx, id)
 	return oneDelivery(row, err)
 }
 
@@ -160,8 +167,8 @@ func oneDelivery(row db.WebhookDelivery, err error) (apps.Delivery, bool, error)
 }
 
 // UpdateRedelivered implements app.SubscriptionStore.
-func (s *Store) UpdateRedelivered(ctx context.Context, d apps.Delivery) error {
-	n, err := s.queries(ctx).WebhookDeliveryUpdateForRedelivery(ctx, db.WebhookDeliveryUpdateForRedeliveryParams{
+func (s *SubscriptionStore) UpdateRedelivered(ctx context.Context, d apps.Delivery) error {
+	n, err := s.q(ctx).WebhookDeliveryUpdateForRedelivery(ctx, db.WebhookDeliveryUpdateForRedeliveryParams{
 		ID: d.ID, Status: string(d.Status), NextAttemptAt: nullTime(d.NextAttemptAt), LastError: nullString(string(d.LastError)),
 		ResponseCode: nullInt32(d.ResponseCode), DeliveredAt: nullTime(d.DeliveredAt), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 	})
@@ -176,7 +183,7 @@ func (s *Store) UpdateRedelivered(ctx context.Context, d apps.Delivery) error {
 
 // Deliveries implements app.SubscriptionStore. It reads one row more than
 // the page holds to learn whether another page follows.
-func (s *Store) Deliveries(ctx context.Context, q apps.DeliveryQuery) (apps.DeliveryPage, error) {
+func (s *SubscriptionStore) Deliveries(ctx context.Context, q apps.DeliveryQuery) (apps.DeliveryPage, error) {
 	if q.Limit < 1 || q.Limit >= math.MaxInt32 {
 		return apps.DeliveryPage{}, errs.Internalf("apps: a delivery page needs a bounded limit")
 	}
@@ -184,7 +191,7 @@ func (s *Store) Deliveries(ctx context.Context, q apps.DeliveryQuery) (apps.Deli
 	if q.After != nil {
 		p.HasAfter, p.AfterSeq, p.AfterID = true, q.After.EventSeq, q.After.ID
 	}
-	rows, err := s.queries(ctx).WebhookDeliveryPage(ctx, p)
+	rows, err := s.q(ctx).WebhookDeliveryPage(ctx, p)
 	if err != nil {
 		return apps.DeliveryPage{}, errs.Wrap(err, "apps: listing the webhook deliveries failed")
 	}

@@ -22,7 +22,7 @@ func (b *testBundle) subscription(t testing.TB, inst apps.Installation, at time.
 		State: apps.SubscriptionActive, SignatureSchemes: webhook.SignatureSchemes(false), SigningKeyKID: "kid-1",
 		CreatedBy: b.owner, CreatedAt: at, UpdatedAt: at,
 	}
-	require.NoError(t, b.store.InsertSubscription(context.Background(), s))
+	require.NoError(t, b.subs.InsertSubscription(context.Background(), s))
 	return s
 }
 
@@ -61,29 +61,29 @@ func TestSubscriptionRoundTrip(t *testing.T) {
 	inst := b.install(t, b.app(t, "Tracker"))
 	s := b.subscription(t, inst, start)
 
-	got, ok, err := b.store.Subscription(ctx, s.ID)
+	got, ok, err := b.subs.Subscription(ctx, s.ID)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, s, got, "app_id comes from the installation, signature_schemes from hmac_enabled")
 
-	_, ok, err = b.store.Subscription(ctx, ids.New())
+	_, ok, err = b.subs.Subscription(ctx, ids.New())
 	require.NoError(t, err)
 	require.False(t, ok, "an unknown subscription is absent, not an error")
 
-	_, _, err = b.store.LockSubscription(ctx, s.ID)
+	_, _, err = b.subs.LockSubscription(ctx, s.ID)
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "a lock outside a unit of work would end with the statement")
 
 	err = b.uow.Do(ctx, func(ctx context.Context) error {
-		locked, ok, err := b.store.LockSubscription(ctx, s.ID)
+		locked, ok, err := b.subs.LockSubscription(ctx, s.ID)
 		require.NoError(t, err)
 		require.True(t, ok)
 		locked.State, locked.DisabledAt = apps.SubscriptionDisabled, start.Add(time.Minute)
 		locked.URL, locked.EventTypes = "https://hooks.example.com/v2", []string{"message.created", "message.updated"}
 		locked.HMACGeneration, locked.ConsecutiveFailures, locked.UpdatedAt = 0, 7, start.Add(time.Minute)
-		return b.store.UpdateSubscription(ctx, locked)
+		return b.subs.UpdateSubscription(ctx, locked)
 	})
 	require.NoError(t, err)
-	got, _, err = b.store.Subscription(ctx, s.ID)
+	got, _, err = b.subs.Subscription(ctx, s.ID)
 	require.NoError(t, err)
 	require.Equal(t, apps.SubscriptionDisabled, got.State)
 	require.Equal(t, start.Add(time.Minute), got.DisabledAt)
@@ -91,7 +91,7 @@ func TestSubscriptionRoundTrip(t *testing.T) {
 	require.Equal(t, 7, got.ConsecutiveFailures)
 	require.Equal(t, "https://hooks.example.com/v2", got.URL)
 
-	err = b.store.UpdateSubscription(ctx, apps.Subscription{ID: ids.New(), URL: "https://hooks.example.com/",
+	err = b.subs.UpdateSubscription(ctx, apps.Subscription{ID: ids.New(), URL: "https://hooks.example.com/",
 		EventTypes: []string{"message.created"}, State: apps.SubscriptionActive, UpdatedAt: start})
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "an update of a missing row is a bug")
 }
@@ -112,22 +112,22 @@ func TestSubscriptionsOfAppAndInstallation(t *testing.T) {
 	s3 := b.subscription(t, second, start.Add(3*time.Second))
 	other := b.subscription(t, b.install(t, b.app(t, "Other")), start)
 
-	list, err := b.store.AppSubscriptions(ctx, a.ID)
+	list, err := b.subs.AppSubscriptions(ctx, a.ID)
 	require.NoError(t, err)
 	require.Equal(t, []apps.Subscription{s1, s2, s3}, list, "every installation of the app, by created_at")
 	require.NotContains(t, list, other)
 
-	list, err = b.store.AppSubscriptions(ctx, ids.New())
+	list, err = b.subs.AppSubscriptions(ctx, ids.New())
 	require.NoError(t, err)
 	require.NotNil(t, list)
 	require.Empty(t, list)
 
 	err = b.uow.Do(ctx, func(ctx context.Context) error {
-		locked, err := b.store.LockInstallationSubscriptions(ctx, first.ID)
+		locked, err := b.subs.LockInstallationSubscriptions(ctx, first.ID)
 		require.NoError(t, err)
 		require.ElementsMatch(t, []apps.Subscription{s1, s2}, locked)
 		require.Less(t, locked[0].ID.String(), locked[1].ID.String(), "ordered by id")
-		none, err := b.store.LockInstallationSubscriptions(ctx, ids.New())
+		none, err := b.subs.LockInstallationSubscriptions(ctx, ids.New())
 		require.NoError(t, err)
 		require.NotNil(t, none)
 		return nil
@@ -142,13 +142,13 @@ func TestDeleteSubscriptionCascades(t *testing.T) {
 	s := b.subscription(t, b.install(t, b.app(t, "Tracker")), start)
 	d := b.delivery(t, s, 1, apps.DeliveryPending)
 
-	ok, err := b.store.DeleteSubscription(ctx, s.ID)
+	ok, err := b.subs.DeleteSubscription(ctx, s.ID)
 	require.NoError(t, err)
 	require.True(t, ok)
-	_, ok, err = b.store.Delivery(ctx, d.ID)
+	_, ok, err = b.subs.Delivery(ctx, d.ID)
 	require.NoError(t, err)
 	require.False(t, ok, "deliveries go with their subscription")
-	ok, err = b.store.DeleteSubscription(ctx, s.ID)
+	ok, err = b.subs.DeleteSubscription(ctx, s.ID)
 	require.NoError(t, err)
 	require.False(t, ok, "a second delete finds nothing")
 }
@@ -163,19 +163,19 @@ func TestMakeHeadDue(t *testing.T) {
 	later := b.delivery(t, s, 5, apps.DeliveryPending)
 	now := start.Add(time.Minute)
 
-	ok, err := b.store.MakeHeadDue(ctx, s.ID, now)
+	ok, err := b.subs.MakeHeadDue(ctx, s.ID, now)
 	require.NoError(t, err)
 	require.True(t, ok)
-	got, _, err := b.store.Delivery(ctx, head.ID)
+	got, _, err := b.subs.Delivery(ctx, head.ID)
 	require.NoError(t, err)
 	require.Equal(t, now, got.NextAttemptAt)
 	require.Equal(t, now, got.UpdatedAt)
-	got, _, err = b.store.Delivery(ctx, later.ID)
+	got, _, err = b.subs.Delivery(ctx, later.ID)
 	require.NoError(t, err)
 	require.Equal(t, later.NextAttemptAt, got.NextAttemptAt, "only the head moves")
 
 	empty := b.subscription(t, b.install(t, b.app(t, "Other")), start)
-	ok, err = b.store.MakeHeadDue(ctx, empty.ID, now)
+	ok, err = b.subs.MakeHeadDue(ctx, empty.ID, now)
 	require.NoError(t, err)
 	require.False(t, ok)
 }
@@ -187,34 +187,34 @@ func TestDeliveryReadLockAndRedelivery(t *testing.T) {
 	s := b.subscription(t, b.install(t, b.app(t, "Tracker")), start)
 	dead := b.delivery(t, s, 2, apps.DeliveryDead)
 
-	got, ok, err := b.store.Delivery(ctx, dead.ID)
+	got, ok, err := b.subs.Delivery(ctx, dead.ID)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, dead, got)
-	_, ok, err = b.store.Delivery(ctx, ids.New())
+	_, ok, err = b.subs.Delivery(ctx, ids.New())
 	require.NoError(t, err)
 	require.False(t, ok)
-	_, _, err = b.store.LockDelivery(ctx, dead.ID)
+	_, _, err = b.subs.LockDelivery(ctx, dead.ID)
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err))
 
 	now := start.Add(time.Hour)
 	err = b.uow.Do(ctx, func(ctx context.Context) error {
-		d, ok, err := b.store.LockDelivery(ctx, dead.ID)
+		d, ok, err := b.subs.LockDelivery(ctx, dead.ID)
 		require.NoError(t, err)
 		require.True(t, ok)
 		d.Status, d.NextAttemptAt, d.LastError, d.ResponseCode = apps.DeliveryPending, now, "", 0
 		d.CreatedAt, d.UpdatedAt = now, now
-		return b.store.UpdateRedelivered(ctx, d)
+		return b.subs.UpdateRedelivered(ctx, d)
 	})
 	require.NoError(t, err)
-	got, _, err = b.store.Delivery(ctx, dead.ID)
+	got, _, err = b.subs.Delivery(ctx, dead.ID)
 	require.NoError(t, err)
 	want := dead
 	want.Status, want.NextAttemptAt, want.LastError, want.ResponseCode = apps.DeliveryPending, now, "", 0
 	want.CreatedAt, want.UpdatedAt = now, now
 	require.Equal(t, want, got, "attempt is kept")
 
-	err = b.store.UpdateRedelivered(ctx, apps.Delivery{ID: ids.New(), Status: apps.DeliveryPending, NextAttemptAt: now,
+	err = b.subs.UpdateRedelivered(ctx, apps.Delivery{ID: ids.New(), Status: apps.DeliveryPending, NextAttemptAt: now,
 		CreatedAt: now, UpdatedAt: now})
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err))
 }
@@ -231,29 +231,29 @@ func TestDeliveriesPageNewestFirst(t *testing.T) {
 	other := b.subscription(t, b.install(t, b.app(t, "Other")), start)
 	b.delivery(t, other, 5, apps.DeliveryPending)
 
-	page, err := b.store.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID, Limit: 3})
+	page, err := b.subs.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID, Limit: 3})
 	require.NoError(t, err)
 	require.Equal(t, []apps.Delivery{d4, d3, d2}, page.Items)
 	require.Equal(t, &apps.DeliveryPosition{EventSeq: 2, ID: d2.ID}, page.Next)
 
-	page, err = b.store.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID, Limit: 3, After: page.Next})
+	page, err = b.subs.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID, Limit: 3, After: page.Next})
 	require.NoError(t, err)
 	require.Equal(t, []apps.Delivery{d1}, page.Items)
 	require.Nil(t, page.Next, "the last page has no position")
 
-	page, err = b.store.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID, Limit: 1, Status: apps.DeliverySucceeded})
+	page, err = b.subs.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID, Limit: 1, Status: apps.DeliverySucceeded})
 	require.NoError(t, err)
 	require.Equal(t, []apps.Delivery{d3}, page.Items)
-	page, err = b.store.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID, Limit: 1, Status: apps.DeliverySucceeded, After: page.Next})
+	page, err = b.subs.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID, Limit: 1, Status: apps.DeliverySucceeded, After: page.Next})
 	require.NoError(t, err)
 	require.Equal(t, []apps.Delivery{d1}, page.Items)
 	require.Nil(t, page.Next)
 
-	page, err = b.store.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: ids.New(), Limit: 3})
+	page, err = b.subs.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: ids.New(), Limit: 3})
 	require.NoError(t, err)
 	require.NotNil(t, page.Items)
 	require.Empty(t, page.Items)
 
-	_, err = b.store.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID})
+	_, err = b.subs.Deliveries(ctx, apps.DeliveryQuery{SubscriptionID: s.ID})
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "the use case bounds the page size")
 }

@@ -1,4 +1,4 @@
-package jobs_test
+package deliveryjobs_test
 
 import (
 	"context"
@@ -9,18 +9,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	appsjobs "bothy/server/internal/apps/adapters/jobs"
+	"bothy/server/internal/apps/adapters/deliveryjobs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/jobs"
 )
 
 func TestWebhookDeliverArgsAreValid(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, jobs.ValidateArgsType(appsjobs.WebhookDeliver{SubscriptionID: ids.New()}))
-	require.Equal(t, "apps.webhook_deliver", appsjobs.WebhookDeliver{}.Kind())
+	require.NoError(t, jobs.ValidateArgsType(deliveryjobs.WebhookDeliver{SubscriptionID: ids.New()}))
+	require.Equal(t, "apps.webhook_deliver", deliveryjobs.WebhookDeliver{}.Kind())
 }
 
-// deliverFunc adapts a function to appsjobs.Deliverer.
+// deliverFunc adapts a function to deliveryjobs.Deliverer.
 type deliverFunc func(ctx context.Context, subscriptionID ids.ID) error
 
 func (f deliverFunc) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, _ time.Time) error {
@@ -38,10 +38,10 @@ func TestRegisterWebhookDeliverUsesTheDeliveryQueue(t *testing.T) {
 	rt, err := jobs.New(jobs.Options{Role: "api", FetchPollInterval: time.Second, FetchCooldown: 10 * time.Millisecond},
 		jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	require.NoError(t, appsjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil }), 0))
-	o, ok := rt.Registered(appsjobs.KindWebhookDeliver)
+	require.NoError(t, deliveryjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil }), 0))
+	o, ok := rt.Registered(deliveryjobs.KindWebhookDeliver)
 	require.True(t, ok)
 	require.Equal(t, jobs.QueueDelivery, o.Queue)
-	require.Error(t, appsjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil }), 0),
+	require.Error(t, deliveryjobs.RegisterWebhookDeliver(rt, deliverFunc(func(context.Context, ids.ID) error { return nil }), 0),
 		"a kind is registered once")
 }

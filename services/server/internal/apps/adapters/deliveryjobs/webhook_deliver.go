@@ -1,7 +1,9 @@
-// Package jobs holds the River job of outgoing webhooks: apps.webhook_deliver
-// in queue delivery (docs/spec/02-architecture.md 12.3), and the
-// DeliveryScheduler that inserts it in the unit of work of the rows it serves.
-package jobs
+// Package deliveryjobs holds the River job of outgoing webhooks:
+// apps.webhook_deliver in queue delivery (docs/spec/02-architecture.md
+// 12.3), and the DeliveryScheduler that inserts it in the unit of work of
+// the rows it serves. Its name says what it runs, so no importer has to
+// alias it against internal/platform/jobs.
+package deliveryjobs
 
 import (
 	"context"
