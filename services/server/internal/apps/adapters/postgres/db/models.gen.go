@@ -274,4 +274,6 @@ type WebhookSubscription struct {
 	UpdatedAt           time.Time
 	LeaseDeliveryID     ids.ID
 	LeaseUntil          *time.Time
+	MaxPerSecond        *int32
+	RateWindow          []time.Time
 }
