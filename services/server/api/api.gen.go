@@ -1253,6 +1253,15 @@ type WebhookKeys struct {
 	Keys []WebhookKey `json:"keys"`
 }
 
+// WebhookMaxPerSecond The subscription's rate limit: the receiver gets at most this many
+// requests within any second, whichever worker sends them; the head
+// waits for its turn, which is no failure. 0 is no limit. At most
+// webhook.rate_limit_max (validation_failed, item `maximum`).
+// docs/api/webhooks.md section 5.
+//
+// Example: 20
+type WebhookMaxPerSecond = int32
+
 // WebhookRecover The window of recoverWebhookDeliveries, on the deliveries' `created_at`.
 type WebhookRecover struct {
 	// Since The window's start (included); not before now minus sync.event_retention, not in the future.
@@ -1326,6 +1335,16 @@ type WebhookSubscription struct {
 	// LastDeliveredSeq The highest event `seq` the receiver accepted with 2xx; 0 before the first.
 	LastDeliveredSeq int64 `json:"last_delivered_seq"`
 
+	// MaxPerSecond The subscription's rate limit: the receiver gets at most this many
+	// requests within any second, whichever worker sends them; the head
+	// waits for its turn, which is no failure. 0 is no limit. At most
+	// webhook.rate_limit_max (validation_failed, item `maximum`).
+	// docs/api/webhooks.md section 5.
+	//
+	//
+	// Example: 20
+	MaxPerSecond WebhookMaxPerSecond `json:"max_per_second"`
+
 	// SignatureSchemes `[v1a]`, or `[v1a, v1]` when HMAC is enabled.
 	SignatureSchemes []SignatureScheme `json:"signature_schemes"`
 
@@ -1359,6 +1378,16 @@ type WebhookSubscriptionCreate struct {
 
 	// EventTypes Event types subscribable by apps and granted to the installation.
 	EventTypes []EventType `json:"event_types"`
+
+	// MaxPerSecond The subscription's rate limit: the receiver gets at most this many
+	// requests within any second, whichever worker sends them; the head
+	// waits for its turn, which is no failure. 0 is no limit. At most
+	// webhook.rate_limit_max (validation_failed, item `maximum`).
+	// docs/api/webhooks.md section 5.
+	//
+	//
+	// Example: 20
+	MaxPerSecond *WebhookMaxPerSecond `json:"max_per_second,omitempty"`
 
 	// Url An https address whose host (and port) webhook.allowed_hosts lists.
 	//
@@ -1418,6 +1447,16 @@ type WebhookSubscriptionCreated struct {
 	// LastDeliveredSeq The highest event `seq` the receiver accepted with 2xx; 0 before the first.
 	LastDeliveredSeq int64 `json:"last_delivered_seq"`
 
+	// MaxPerSecond The subscription's rate limit: the receiver gets at most this many
+	// requests within any second, whichever worker sends them; the head
+	// waits for its turn, which is no failure. 0 is no limit. At most
+	// webhook.rate_limit_max (validation_failed, item `maximum`).
+	// docs/api/webhooks.md section 5.
+	//
+	//
+	// Example: 20
+	MaxPerSecond WebhookMaxPerSecond `json:"max_per_second"`
+
 	// SignatureSchemes `[v1a]`, or `[v1a, v1]` when HMAC is enabled.
 	SignatureSchemes []SignatureScheme `json:"signature_schemes"`
 
@@ -1459,6 +1498,16 @@ type WebhookSubscriptionState string
 // WebhookSubscriptionUpdate Only the members given change; an empty object changes nothing.
 type WebhookSubscriptionUpdate struct {
 	EventTypes *[]EventType `json:"event_types,omitempty"`
+
+	// MaxPerSecond The subscription's rate limit: the receiver gets at most this many
+	// requests within any second, whichever worker sends them; the head
+	// waits for its turn, which is no failure. 0 is no limit. At most
+	// webhook.rate_limit_max (validation_failed, item `maximum`).
+	// docs/api/webhooks.md section 5.
+	//
+	//
+	// Example: 20
+	MaxPerSecond *WebhookMaxPerSecond `json:"max_per_second,omitempty"`
 
 	// RotateHmacSecret Rotate the HMAC secret; the new secret is shown once in the response.
 	RotateHmacSecret *bool `json:"rotate_hmac_secret,omitempty"`

@@ -139,6 +139,9 @@ type Subscription struct {
 	LastDeliveredSeq int64
 	// DisabledAt is set while the state is disabled.
 	DisabledAt time.Time
+	// MaxPerSecond is the owner's rate limit: at most this many requests
+	// reach the receiver within any second (ADR 0081); 0 for none.
+	MaxPerSecond int
 	// CreatedBy is the owner who created the subscription.
 	CreatedBy ids.ID
 	// CreatedAt and UpdatedAt are the creation and last change times.
@@ -167,6 +170,9 @@ type CreateSubscription struct {
 	EventTypes []string
 	// EnableHMAC adds v1 signatures with a derived secret shown once.
 	EnableHMAC bool
+	// MaxPerSecond limits the requests a second (ADR 0081); 0 for no
+	// limit, at most webhook.rate_limit_max.
+	MaxPerSecond int
 }
 
 // UpdateSubscription is the input of updateWebhookSubscription. Nil fields
@@ -183,6 +189,8 @@ type UpdateSubscription struct {
 	// RotateHMACSecret raises the HMAC generation and shows the new secret
 	// once.
 	RotateHMACSecret bool
+	// MaxPerSecond replaces the rate limit (ADR 0081); 0 removes it.
+	MaxPerSecond *int
 }
 
 // Delivery is one delivery of one event to one subscription.

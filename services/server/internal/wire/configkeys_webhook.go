@@ -35,6 +35,8 @@ func webhookConfigKeys() []config.Key {
 			Doc: "Deliveries on one page of listWebhookDeliveries when the request names no limit; at most webhook.page_size_max."},
 		{Name: "webhook.page_size_max", Kind: config.KindInt, Default: "200", Min: "1", Max: "1000", Unit: "deliveries", Chapter: chapter06,
 			Doc: "Most deliveries on one page of listWebhookDeliveries; a larger limit is lowered to it."},
+		{Name: "webhook.rate_limit_max", Kind: config.KindInt, Default: "100", Min: "1", Max: "1000", Unit: "requests", Chapter: chapter11,
+			Doc: "Highest max_per_second a subscription may have: the most requests a second its receiver may be limited to (ADR 0081); each claim and record of a limited subscription writes up to this many attempt ends."},
 		{Name: "webhook.recover_max_deliveries", Kind: config.KindInt, Default: "1000", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter06,
 			Doc: "Most deliveries one recoverWebhookDeliveries request makes pending again, lowest event_seq first; the answer's has_more says that the same request recovers more (ADR 0079)."},
 		{Name: "webhook.chain_max_deliveries", Kind: config.KindInt, Default: "100", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter02,
@@ -73,6 +75,8 @@ type WebhookConfig struct {
 	PageSizeDefault int `config:"webhook.page_size_default"`
 	// PageSizeMax is webhook.page_size_max.
 	PageSizeMax int `config:"webhook.page_size_max"`
+	// RateLimitMax is webhook.rate_limit_max.
+	RateLimitMax int `config:"webhook.rate_limit_max"`
 	// RecoverMaxDeliveries is webhook.recover_max_deliveries.
 	RecoverMaxDeliveries int `config:"webhook.recover_max_deliveries"`
 	// ChainMaxDeliveries is webhook.chain_max_deliveries.

@@ -183,6 +183,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		Scheduler: scheduler, Clock: d.Clock,
 	}, appsapp.WebhookOptions{
 		AllowedHosts: cfg.Webhook.AllowedHosts, PageSizeDefault: cfg.Webhook.PageSizeDefault, PageSizeMax: cfg.Webhook.PageSizeMax,
+		RateLimitMax: cfg.Webhook.RateLimitMax,
 	}); err != nil {
 		return nil, err
 	}

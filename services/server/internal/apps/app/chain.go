@@ -65,6 +65,9 @@ type step struct {
 	recorded bool
 	// next is the attempt the step claimed; nil when nothing is to be sent.
 	next *attempt
+	// rateWait is set when the head was due and the rate limit held it:
+	// when the subscription's rate window opens (ADR 0081).
+	rateWait time.Time
 	// failures and changes are logged, and tally recorded, after the
 	// commit.
 	failures []failure

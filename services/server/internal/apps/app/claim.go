@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"slices"
+	"time"
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/kernel/actor"
@@ -34,11 +35,21 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, now)
 		}
 		lease := now.Add(s.leaseLength())
-		hc, err := s.store.ClaimHead(ctx, t.SubscriptionID, now, lease)
+		window := t.rateWindow()
+		opensAt := window.OpensAt(t.MaxPerSecond)
+		hc, err := s.store.ClaimHead(ctx, HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now, LeaseUntil: lease,
+			RateOpensAt: opensAt, RateWindow: window})
 		if err != nil {
 			return nil, err
 		}
 		if !hc.Claimed {
+			if !hc.DueAt.IsZero() && !hc.DueAt.After(now) {
+				// The head is due and the rate limit holds it (ADR 0081):
+				// the run waits for the window to open. Waiting is no
+				// failure; the run's wake-up covers a worker that stops
+				// meanwhile.
+				return nil, s.waitForRate(ctx, t, st, opensAt)
+			}
 			if hc.DueAt.IsZero() || (!st.c.scheduledAt.IsZero() && st.c.scheduledAt.Before(hc.DueAt)) {
 				// No head, or a job that ran before the head's time on
 				// purpose: the job of the head's failure is still ahead.
@@ -47,6 +58,9 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, hc.DueAt)
 		}
 		head := hc.Head
+		// The claim wrote the window, which counts an attempt whose lease
+		// ran out unrecorded; that lease is over.
+		t.Lease, t.RateWindow = Lease{}, window
 		ev, found, err := s.events.EventByKey(ctx, eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt})
 		if err != nil {
 			return nil, err
@@ -79,15 +93,37 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		// its lease has run out. One wake-up per run, scheduled at its
 		// first claim for the latest end of any lease of the run, serves
 		// every claim of the run; later claims insert nothing.
-		if !st.wakeUp {
-			if err := s.scheduler.Schedule(ctx, t.SubscriptionID, s.wakeUpAt(ctx, st.c, lease)); err != nil {
-				return nil, err
-			}
-			st.wakeUp = true
+		if err := s.scheduleWakeUp(ctx, t, st, lease); err != nil {
+			return nil, err
 		}
 		t.Lease = Lease{DeliveryID: head.ID, Until: lease}
 		return a, nil
 	}
+}
+
+// scheduleWakeUp schedules the run's one lease wake-up (ADR 0067) unless a
+// step of the run did: at the latest time a lease of the run can end, and
+// no earlier than until.
+func (s *Deliveries) scheduleWakeUp(ctx context.Context, t *DeliveryTarget, st *step, until time.Time) error {
+	if st.wakeUp {
+		return nil
+	}
+	if err := s.scheduler.Schedule(ctx, t.SubscriptionID, s.wakeUpAt(ctx, st.c, until)); err != nil {
+		return err
+	}
+	st.wakeUp = true
+	return nil
+}
+
+// waitForRate leaves st waiting until opensAt, when the rate window of its
+// subscription opens (ADR 0081). The run waits outside any transaction and
+// holds no lease meanwhile, so another job may claim first; the one that
+// locks the subscription after the window opened claims. The run's lease
+// wake-up is scheduled as for a claim, so a worker that stops while it
+// waits leaves a job behind.
+func (s *Deliveries) waitForRate(ctx context.Context, t *DeliveryTarget, st *step, opensAt time.Time) error {
+	st.rateWait = opensAt
+	return s.scheduleWakeUp(ctx, t, st, opensAt.Add(s.leaseLength()))
 }
 
 // admissible returns "" when the event may go to t now, or the last_error

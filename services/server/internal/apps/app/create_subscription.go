@@ -25,7 +25,8 @@ import (
 // webhook_host_not_allowed (every defect a host or port outside the list)
 // or validation_failed with the pointers /url and /event_types/<i> (item
 // codes of domain.ValidateTarget and domain.ValidateEventTypes:
-// not_subscribable, not_granted, duplicate); internal.
+// not_subscribable, not_granted, duplicate) and /max_per_second (item
+// maximum above webhook.rate_limit_max); internal.
 func (w *WebhookService) CreateSubscription(ctx context.Context, cmd apps.CreateSubscription) (apps.SubscriptionWithSecret, error) {
 	return w.withSecret(ctx, cmd.EnableHMAC, func(ctx context.Context, master []byte) (apps.SubscriptionWithSecret, error) {
 		p := actor.From(ctx)
@@ -36,10 +37,11 @@ func (w *WebhookService) CreateSubscription(ctx context.Context, cmd apps.Create
 		if err != nil {
 			return apps.SubscriptionWithSecret{}, err
 		}
-		target, err := w.validate(&cmd.URL, &cmd.EventTypes, inst.EventSubscriptions, false)
+		target, err := w.validate(proposal{url: &cmd.URL, eventTypes: &cmd.EventTypes, maxPerSecond: &cmd.MaxPerSecond,
+			granted: inst.EventSubscriptions})
 		if err != nil {
 			return apps.SubscriptionWithSecret{}, err
 		}
-		return w.insert(ctx, p, inst, target, cmd.EventTypes, master)
+		return w.insert(ctx, p, inst, target, cmd, master)
 	})
 }

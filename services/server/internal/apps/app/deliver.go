@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
 )
 
@@ -83,6 +84,16 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 			return err
 		}
 		s.committed(ctx, st)
+		if st.next == nil && !st.rateWait.IsZero() {
+			// The rate limit holds a due head (ADR 0081): the run waits
+			// for the window, at most a second, and claims again. A worker
+			// that stops meanwhile leaves the head to the run's wake-up.
+			if clock.Sleep(ctx, s.clock, st.rateWait.Sub(s.clock.Now())) != nil {
+				return nil
+			}
+			last = nil
+			continue
+		}
 		if st.next == nil {
 			return nil
 		}

@@ -5,13 +5,11 @@ import (
 	"net/http"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps/app"
-	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/otel/attr"
 )
 
@@ -77,11 +75,11 @@ type deadlockedClaim struct {
 	claims atomic.Int32
 }
 
-func (s *deadlockedClaim) ClaimHead(ctx context.Context, sub ids.ID, now, lease time.Time) (app.HeadClaim, error) {
+func (s *deadlockedClaim) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (app.HeadClaim, error) {
 	if s.claims.Add(1) == 2 {
 		return app.HeadClaim{}, &pgconn.PgError{Code: "40P01"}
 	}
-	return s.DeliveryStore.ClaimHead(ctx, sub, now, lease)
+	return s.DeliveryStore.ClaimHead(ctx, c)
 }
 
 // TestDeliveryMetricsCountARepeatedUnitOfWorkOnce: the unit of work that

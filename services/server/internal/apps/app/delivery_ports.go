@@ -55,13 +55,15 @@ type DeliveryStore interface {
 	// (zero for none) and updated_at = now. The caller holds the row lock.
 	SetSubscriptionState(ctx context.Context, id ids.ID, state apps.SubscriptionState, disabledAt, now time.Time) error
 	// ClaimHead claims the subscription's head (its pending row with the
-	// lowest event_seq) when it is due (next_attempt_at at or before now):
-	// attempt + 1, and the subscription takes the lease of the attempt
-	// (Lease{head, leaseUntil}). The caller holds the subscription's row
-	// lock and has seen no lease in force (DeliveryTarget.Lease). The
-	// result says whether it claimed, and otherwise when a pending head is
-	// due (zero without a head).
-	ClaimHead(ctx context.Context, subscriptionID ids.ID, now, leaseUntil time.Time) (HeadClaim, error)
+	// lowest event_seq) when it is due (next_attempt_at at or before
+	// c.Now) and the rate limit lets it go (c.RateOpensAt at or before
+	// c.Now): attempt + 1, and the subscription takes the lease of the
+	// attempt (Lease{head, c.LeaseUntil}) and c.RateWindow. The caller
+	// holds the subscription's row lock and has seen no lease in force
+	// (DeliveryTarget.Lease). The result says whether it claimed, and
+	// otherwise when a pending head is due (zero without a head), whatever
+	// the rate.
+	ClaimHead(ctx context.Context, c HeadClaimRequest) (HeadClaim, error)
 	// MarkHeadStalled makes the subscription's head name internal_error
 	// and be due at nextAttemptAt, still pending (D-M2-26-42). It returns
 	// the head's event_seq, and false without a head. The caller holds the
@@ -123,6 +125,10 @@ type DeliveryTarget struct {
 	Installation apps.Installation
 	// Lease is the attempt in flight, zero when none.
 	Lease Lease
+	// MaxPerSecond is the subscription's rate limit, 0 for none; RateWindow
+	// the ends of its latest attempts (ADR 0081).
+	MaxPerSecond int
+	RateWindow   webhook.RateWindow
 }
 
 // standing returns the part of t the state machine changes.
@@ -133,6 +139,21 @@ func (t *DeliveryTarget) standing() webhook.Standing {
 // setStanding takes over a standing the delivery path wrote.
 func (t *DeliveryTarget) setStanding(st webhook.Standing) {
 	t.State, t.DisabledAt, t.ConsecutiveFailures = st.State, st.DisabledAt, st.ConsecutiveFailures
+}
+
+// rateWindow returns the rate window a claim of t writes with its lease
+// (ADR 0081): the stored one, with the end of an attempt whose lease ran
+// out before anybody recorded it (a worker that stopped), since its
+// request, if one left, reached the receiver before its lease ended; nil
+// without a limit. The caller has seen no lease in force.
+func (t *DeliveryTarget) rateWindow() webhook.RateWindow {
+	if t.MaxPerSecond == 0 {
+		return nil
+	}
+	if !t.Lease.DeliveryID.IsZero() {
+		return t.RateWindow.Ended(t.Lease.Until, t.MaxPerSecond)
+	}
+	return t.RateWindow
 }
 
 // Lease is the subscription's attempt in flight (D-M2-26-37): the delivery
@@ -147,6 +168,20 @@ type Lease struct {
 
 // InForce reports whether the lease still holds at now.
 func (l Lease) InForce(now time.Time) bool { return !l.DeliveryID.IsZero() && now.Before(l.Until) }
+
+// HeadClaimRequest is what ClaimHead is asked to claim.
+type HeadClaimRequest struct {
+	// SubscriptionID names the subscription whose head is claimed.
+	SubscriptionID ids.ID
+	// Now is the claim's time; LeaseUntil the end of the lease it takes.
+	Now, LeaseUntil time.Time
+	// RateOpensAt is the earliest time the rate limit lets the head go
+	// (webhook.RateWindow.OpensAt); zero when nothing holds it.
+	RateOpensAt time.Time
+	// RateWindow is written with the lease; nil for a subscription
+	// without a limit.
+	RateWindow webhook.RateWindow
+}
 
 // HeadClaim is what ClaimHead found.
 type HeadClaim struct {
@@ -216,6 +251,10 @@ type AttemptRecord struct {
 	// Subscription is the subscription's change, nil when it stays as it
 	// is (a throttle).
 	Subscription *SubscriptionChange
+	// RateWindow is the subscription's rate window with this attempt's
+	// end, written whether or not the result is discarded; nil without a
+	// limit (ADR 0081).
+	RateWindow webhook.RateWindow
 	// Now stamps updated_at.
 	Now time.Time
 }

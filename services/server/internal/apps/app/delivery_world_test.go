@@ -487,6 +487,8 @@ const otherHost = "other.example.com"
 
 // received is one request the receiver got.
 type received struct {
+	// at is when the request arrived, by the wall clock.
+	at                     time.Time
 	host                   string
 	id, timestamp, sig, ua string
 	contentType            string
@@ -521,7 +523,7 @@ func newReceiver(t testing.TB) *receiver {
 			rv.inFlight--
 			rv.mu.Unlock()
 		}()
-		rv.got = append(rv.got, received{host: r.Host, id: r.Header.Get("webhook-id"), timestamp: r.Header.Get("webhook-timestamp"),
+		rv.got = append(rv.got, received{at: time.Now(), host: r.Host, id: r.Header.Get("webhook-id"), timestamp: r.Header.Get("webhook-timestamp"),
 			sig: r.Header.Get("webhook-signature"), ua: r.Header.Get("User-Agent"), contentType: r.Header.Get("Content-Type"), body: body})
 		respond := rv.respond
 		rv.mu.Unlock()

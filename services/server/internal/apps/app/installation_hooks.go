@@ -31,11 +31,12 @@ func (w *WebhookService) Installed(ctx context.Context, inst apps.Installation, 
 		if err := authorize.Check(ctx, w.az, p, authorize.WebhookOutManage, res); err != nil {
 			return err
 		}
-		target, err := w.validate(&m.Delivery.EventsURL, &inst.EventSubscriptions, inst.EventSubscriptions, false)
+		target, err := w.validate(proposal{url: &m.Delivery.EventsURL, eventTypes: &inst.EventSubscriptions,
+			granted: inst.EventSubscriptions})
 		if err != nil {
 			return err
 		}
-		_, err = w.insert(ctx, p, inst, target, inst.EventSubscriptions, nil)
+		_, err = w.insert(ctx, p, inst, target, apps.CreateSubscription{AppID: inst.AppID, EventTypes: inst.EventSubscriptions}, nil)
 		return err
 	})
 }

@@ -173,11 +173,11 @@ type nextClaimFails struct {
 
 var errNextClaim = errors.New("injected failure of the next claim")
 
-func (s *nextClaimFails) ClaimHead(ctx context.Context, sub ids.ID, now, lease time.Time) (app.HeadClaim, error) {
+func (s *nextClaimFails) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (app.HeadClaim, error) {
 	if s.claims.Add(1) == 2 {
 		return app.HeadClaim{}, errNextClaim
 	}
-	return s.DeliveryStore.ClaimHead(ctx, sub, now, lease)
+	return s.DeliveryStore.ClaimHead(ctx, c)
 }
 
 // TestDeliveryAnswerIsRecordedWhenTheNextClaimFails: the receiver accepted

@@ -57,7 +57,7 @@ func TestListDeliveriesReadsEventTypesOnce(t *testing.T) {
 		Authorizer: s.Authorizer, Audit: s.Audit, Apps: appspg.New(pool), Subscriptions: appspg.NewSubscriptionStore(pool), Keys: s.Keys,
 		Log: syncpg.NewLog(pool), MasterKey: hmackey.New(provider, s.Config.Webhook.HMACMasterKeyRef),
 		Scheduler: deliveryjobs.NewScheduler(b.runtime.Inserter()), Clock: b.clock,
-	}, app.WebhookOptions{AllowedHosts: s.Config.Webhook.AllowedHosts, PageSizeDefault: 50, PageSizeMax: 100})
+	}, app.WebhookOptions{AllowedHosts: s.Config.Webhook.AllowedHosts, PageSizeDefault: 50, PageSizeMax: 100, RateLimitMax: 100})
 	require.NoError(t, err)
 
 	page, err := svc.ListDeliveries(b.robin(t), apps.DeliveryQuery{SubscriptionID: b.sub})

@@ -30,6 +30,7 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, st *step, la
 		SubscriptionID: t.SubscriptionID, DeliveryID: last.head.ID, Attempt: last.head.Attempt,
 		StoredAttempt: set.StoredAttempt, Status: set.Status, NextAttemptAt: set.NextAttemptAt,
 		DeliveredAt: set.DeliveredAt, LastError: set.Outcome.LastError, ResponseCode: set.ResponseCode, Now: now,
+		RateWindow: t.RateWindow.Ended(now, t.MaxPerSecond),
 	}
 	if set.SubscriptionChanged {
 		rec.Subscription = &SubscriptionChange{
@@ -44,6 +45,7 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, st *step, la
 	if err != nil {
 		return false, err
 	}
+	t.RateWindow = rec.RateWindow
 	if t.Lease.DeliveryID == last.head.ID {
 		// RecordAttempt gave the lease back, also for a discarded result.
 		t.Lease = Lease{}

@@ -18,7 +18,8 @@ import (
 // subscription (not_found), authorize on its app, lock its installation
 // FOR SHARE and the subscription FOR UPDATE (lock order), then:
 //
-//   - URL and EventTypes are validated as at creation;
+//   - URL, EventTypes and MaxPerSecond are validated as at creation; a
+//     MaxPerSecond of 0 removes the limit (ADR 0081);
 //   - State paused pauses an active or disabled subscription (disabled_at
 //     cleared); State active resumes a paused or re-enables a disabled one:
 //     consecutive_failures = 0, disabled_at cleared, the head delivery due
@@ -36,15 +37,16 @@ import (
 // authorize) and the authorizer's denials on its app, so anyone but an
 // owner gets the same not_found; conflict app_not_installed when the
 // installation was uninstalled; webhook_host_not_allowed or
-// validation_failed with /url, /event_types/<i>, /state (item enum) and
-// /rotate_hmac_secret (item hmac_not_enabled); internal.
+// validation_failed with /url, /event_types/<i>, /max_per_second (item
+// maximum), /state (item enum) and /rotate_hmac_secret (item
+// hmac_not_enabled); internal.
 func (w *WebhookService) UpdateSubscription(ctx context.Context, cmd apps.UpdateSubscription) (apps.SubscriptionWithSecret, error) {
 	return w.withSecret(ctx, cmd.RotateHMACSecret, func(ctx context.Context, master []byte) (apps.SubscriptionWithSecret, error) {
 		p, cur, err := w.authorizeSubscription(ctx, authorize.WebhookOutManage, cmd.ID)
 		if err != nil {
 			return apps.SubscriptionWithSecret{}, err
 		}
-		if cmd.URL == nil && cmd.EventTypes == nil && cmd.State == nil && !cmd.RotateHMACSecret {
+		if cmd.URL == nil && cmd.EventTypes == nil && cmd.State == nil && !cmd.RotateHMACSecret && cmd.MaxPerSecond == nil {
 			return apps.SubscriptionWithSecret{Subscription: cur}, nil
 		}
 		inst, ok, err := w.apps.Installation(ctx, cur.AppInstallationID, apps.ForShare)
@@ -71,11 +73,13 @@ func (w *WebhookService) UpdateSubscription(ctx context.Context, cmd apps.Update
 // on a resume and audits each kind of change.
 func (w *WebhookService) change(ctx context.Context, p actor.Principal, sub apps.Subscription, inst apps.Installation,
 	cmd apps.UpdateSubscription, master []byte) (apps.SubscriptionWithSecret, error) {
-	target, err := w.validate(cmd.URL, cmd.EventTypes, inst.EventSubscriptions, cmd.RotateHMACSecret && !sub.HMACEnabled)
+	target, err := w.validate(proposal{url: cmd.URL, eventTypes: cmd.EventTypes, maxPerSecond: cmd.MaxPerSecond,
+		granted: inst.EventSubscriptions, rotateWithoutHMAC: cmd.RotateHMACSecret && !sub.HMACEnabled})
 	if err != nil {
 		return apps.SubscriptionWithSecret{}, err
 	}
-	u := webhook.Update{EventTypes: cmd.EventTypes, State: cmd.State, RotateHMACSecret: cmd.RotateHMACSecret}
+	u := webhook.Update{EventTypes: cmd.EventTypes, State: cmd.State, RotateHMACSecret: cmd.RotateHMACSecret,
+		MaxPerSecond: cmd.MaxPerSecond}
 	if cmd.URL != nil {
 		u.URL = &target.URL
 	}

@@ -71,7 +71,7 @@ func TestInstallCreatesManifestSubscription(t *testing.T) {
 		require.Equal(t, map[string]any{
 			"subscription_id": sub.ID.String(), "app_id": w.Tracker.ID.String(), "change": "created",
 			"host": "hooks.example.com", "event_types": []any{"message.created"},
-			"hmac_enabled": false, "hmac_generation": int64(0),
+			"hmac_enabled": false, "hmac_generation": int64(0), "max_per_second": int64(0),
 		}, entries[0].Details)
 	})
 

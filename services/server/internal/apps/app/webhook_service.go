@@ -29,10 +29,12 @@ import (
 // apps.Webhooks has a file of its own; installation_hooks.go holds the
 // InstallationHooks the app life cycle calls.
 
-// Pointer and item code of a rotation without HMAC (D-M2-26-18).
+// Pointer and item code of a rotation without HMAC (D-M2-26-18), and the
+// pointer of a rate limit out of range.
 const (
-	pointerRotate     = "/rotate_hmac_secret"
-	itemHMACNotEnable = "hmac_not_enabled"
+	pointerRotate       = "/rotate_hmac_secret"
+	itemHMACNotEnable   = "hmac_not_enabled"
+	pointerMaxPerSecond = "/max_per_second"
 )
 
 // ReasonEventExpired is the conflict reason of Redeliver for a delivery
@@ -51,6 +53,9 @@ type WebhookOptions struct {
 	// PageSizeMax is webhook.page_size_max: larger limits are lowered to
 	// it. At least PageSizeDefault.
 	PageSizeMax int
+	// RateLimitMax is webhook.rate_limit_max: the highest max_per_second a
+	// subscription may have (ADR 0081). At least 1.
+	RateLimitMax int
 }
 
 // WebhookDeps are the collaborators of the webhook use cases.
@@ -112,6 +117,9 @@ func NewWebhookService(d WebhookDeps, o WebhookOptions) (*WebhookService, error)
 	}
 	if o.PageSizeDefault < 1 || o.PageSizeMax < o.PageSizeDefault {
 		return nil, errors.New("apps: webhook.page_size_default must be at least 1 and at most webhook.page_size_max")
+	}
+	if o.RateLimitMax < 1 {
+		return nil, errors.New("apps: webhook.rate_limit_max must be at least 1")
 	}
 	return &WebhookService{
 		uow: d.UnitOfWork, az: d.Authorizer, audit: d.Audit, apps: d.Apps, subs: d.Subscriptions, keys: d.Keys,
@@ -200,13 +208,28 @@ func (w *WebhookService) installationOf(ctx context.Context, appID ids.ID) (apps
 	return inst, nil
 }
 
-// validate checks the parts of a subscription that are given: rawURL
-// against webhook.allowed_hosts, eventTypes against granted, and a
-// rotation without HMAC. Every defect is listed; the error is
-// webhook_host_not_allowed when each defect is a host or port outside the
-// list (R-DM-17), validation_failed otherwise. The target is the zero
-// Target when rawURL is nil.
-func (w *WebhookService) validate(rawURL *string, eventTypes *[]string, granted []string, rotateWithoutHMAC bool) (domain.Target, error) {
+// proposal is the part of a create or an update that validate checks; a
+// nil member is not given.
+type proposal struct {
+	url          *string
+	eventTypes   *[]string
+	maxPerSecond *int
+	// granted are the installation's event subscriptions.
+	granted []string
+	// rotateWithoutHMAC is a rotation asked of a subscription without
+	// HMAC.
+	rotateWithoutHMAC bool
+}
+
+// validate checks the parts of a subscription that p gives: the URL
+// against webhook.allowed_hosts, the event types against the granted ones,
+// the rate limit against webhook.rate_limit_max (item maximum; minimum
+// below 0), and a rotation without HMAC. Every defect is listed; the error
+// is webhook_host_not_allowed when each defect is a host or port outside
+// the list (R-DM-17), validation_failed otherwise. The target is the zero
+// Target when p gives no URL.
+func (w *WebhookService) validate(p proposal) (domain.Target, error) {
+	rawURL, eventTypes, granted := p.url, p.eventTypes, p.granted
 	var (
 		target   domain.Target
 		fields   []errs.FieldError
@@ -237,7 +260,15 @@ func (w *WebhookService) validate(rawURL *string, eventTypes *[]string, granted 
 			}
 		}
 	}
-	if rotateWithoutHMAC {
+	if p.maxPerSecond != nil {
+		switch n := *p.maxPerSecond; {
+		case n < 0:
+			fields, hostOnly = append(fields, errs.Field(pointerMaxPerSecond, "minimum")), false
+		case n > w.opts.RateLimitMax:
+			fields, hostOnly = append(fields, errs.Field(pointerMaxPerSecond, "maximum")), false
+		}
+	}
+	if p.rotateWithoutHMAC {
 		fields, hostOnly = append(fields, errs.Field(pointerRotate, itemHMACNotEnable)), false
 	}
 	switch {
@@ -252,12 +283,12 @@ func (w *WebhookService) validate(rawURL *string, eventTypes *[]string, granted 
 	}
 }
 
-// insert stores a new active subscription of inst to target for
-// eventTypes, created by p, with the kid of the active webhook_out key,
-// and audits it. With a master key the subscription uses HMAC and the
-// result carries its generation-0 secret.
+// insert stores a new active subscription of inst to target for the event
+// types and the rate limit of cmd, created by p, with the kid of the active
+// webhook_out key, and audits it. With a master key the subscription uses
+// HMAC and the result carries its generation-0 secret.
 func (w *WebhookService) insert(ctx context.Context, p actor.Principal, inst apps.Installation, target domain.Target,
-	eventTypes []string, master []byte) (apps.SubscriptionWithSecret, error) {
+	cmd apps.CreateSubscription, master []byte) (apps.SubscriptionWithSecret, error) {
 	signer, err := w.keys.Signer(ctx, instance.PurposeWebhookOut)
 	if err != nil {
 		return apps.SubscriptionWithSecret{}, err
@@ -269,9 +300,10 @@ func (w *WebhookService) insert(ctx context.Context, p actor.Principal, inst app
 	}
 	hmacEnabled := master != nil
 	sub := apps.Subscription{
-		ID: id, AppID: inst.AppID, AppInstallationID: inst.ID, URL: target.URL, EventTypes: slices.Clone(eventTypes),
+		ID: id, AppID: inst.AppID, AppInstallationID: inst.ID, URL: target.URL, EventTypes: slices.Clone(cmd.EventTypes),
 		State: apps.SubscriptionActive, SignatureSchemes: webhook.SignatureSchemes(hmacEnabled),
-		SigningKeyKID: signer.KeyID(), HMACEnabled: hmacEnabled, CreatedBy: p.ID, CreatedAt: now, UpdatedAt: now,
+		SigningKeyKID: signer.KeyID(), HMACEnabled: hmacEnabled, MaxPerSecond: cmd.MaxPerSecond,
+		CreatedBy: p.ID, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := w.subs.InsertSubscription(ctx, sub); err != nil {
 		return apps.SubscriptionWithSecret{}, err
@@ -327,6 +359,7 @@ func (w *WebhookService) recordManage(ctx context.Context, p actor.Principal, su
 		auditing.List("event_types", sub.EventTypes...),
 		auditing.Bool("hmac_enabled", sub.HMACEnabled),
 		auditing.Int("hmac_generation", int64(sub.HMACGeneration)),
+		auditing.Int("max_per_second", int64(sub.MaxPerSecond)),
 	)
 	return w.audit.Record(ctx, auditing.Entry{
 		Action: string(authorize.WebhookOutManage), Actor: p, Outcome: auditing.Allow,

@@ -4,6 +4,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -14,11 +15,45 @@ type Clock interface {
 	Now() time.Time
 }
 
+// Sleeper is a Clock that can also wait: a use case that must wait for a
+// time of its clock (a rate limit's window) waits through Sleep, so a test
+// with a Fake does not wait on the wall clock.
+type Sleeper interface {
+	// Sleep returns once d has passed on the clock, or ctx's error when it
+	// ends first.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// Sleep waits d on c: through c's own Sleep when c is a Sleeper, else on
+// the wall clock. A d of zero or less returns at once (ctx's error when it
+// already ended).
+func Sleep(ctx context.Context, c Clock, d time.Duration) error {
+	if s, ok := c.(Sleeper); ok {
+		return s.Sleep(ctx, d)
+	}
+	return Real{}.Sleep(ctx, d)
+}
+
 // Real is the wall clock. Its zero value is ready to use.
 type Real struct{}
 
 // Now returns time.Now() in UTC.
 func (Real) Now() time.Time { return time.Now().UTC() }
+
+// Sleep waits d on the wall clock, or until ctx ends (its error).
+func (Real) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Fake is a clock that stands still until a test sets or advances it. It is
 // safe for concurrent use.
@@ -51,4 +86,16 @@ func (f *Fake) Advance(d time.Duration) time.Time {
 	defer f.mu.Unlock()
 	f.now = f.now.Add(d)
 	return f.now
+}
+
+// Sleep advances the fake by d at once, as if the wait had passed; ctx's
+// error when it already ended.
+func (f *Fake) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d > 0 {
+		f.Advance(d)
+	}
+	return nil
 }

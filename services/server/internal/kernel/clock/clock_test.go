@@ -1,6 +1,7 @@
 package clock_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -22,4 +23,21 @@ func TestFakeSetAndAdvance(t *testing.T) {
 func TestRealIsUTC(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, time.UTC, clock.Real{}.Now().Location())
+}
+
+func TestSleepAdvancesAFakeAndWaitsOnTheRealClock(t *testing.T) {
+	start := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	f := clock.NewFake(start)
+	require.NoError(t, clock.Sleep(context.Background(), f, 3*time.Second))
+	require.Equal(t, start.Add(3*time.Second), f.Now())
+
+	began := time.Now()
+	require.NoError(t, clock.Sleep(context.Background(), clock.Real{}, 20*time.Millisecond))
+	require.GreaterOrEqual(t, time.Since(began), 20*time.Millisecond)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, clock.Sleep(ctx, clock.Real{}, time.Hour), context.Canceled)
+	require.ErrorIs(t, clock.Sleep(ctx, f, time.Second), context.Canceled)
+	require.Equal(t, start.Add(3*time.Second), f.Now(), "a cancelled sleep does not advance the fake")
 }

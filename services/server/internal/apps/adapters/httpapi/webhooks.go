@@ -56,6 +56,9 @@ func (h *WebhookHandlers) CreateWebhookSubscription(ctx context.Context, req api
 	if req.Body.EnableHmac != nil {
 		cmd.EnableHMAC = *req.Body.EnableHmac
 	}
+	if req.Body.MaxPerSecond != nil {
+		cmd.MaxPerSecond = int(*req.Body.MaxPerSecond)
+	}
 	created, err := h.webhooks.CreateSubscription(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -76,6 +79,10 @@ func (h *WebhookHandlers) UpdateWebhookSubscription(ctx context.Context, req api
 	}
 	if req.Body.RotateHmacSecret != nil {
 		cmd.RotateHMACSecret = *req.Body.RotateHmacSecret
+	}
+	if req.Body.MaxPerSecond != nil {
+		limit := int(*req.Body.MaxPerSecond)
+		cmd.MaxPerSecond = &limit
 	}
 	updated, err := h.webhooks.UpdateSubscription(ctx, cmd)
 	if err != nil {
@@ -154,7 +161,7 @@ func subscriptionOf(s apps.Subscription) api.WebhookSubscription {
 		Id: s.ID, Url: s.URL, State: api.WebhookSubscriptionState(s.State), SigningKeyKid: s.SigningKeyKID,
 		EventTypes: toEventTypes(s.EventTypes), SignatureSchemes: make([]api.SignatureScheme, 0, len(s.SignatureSchemes)),
 		HmacEnabled: s.HMACEnabled, HmacGeneration: int32(s.HMACGeneration), ConsecutiveFailures: int32(s.ConsecutiveFailures),
-		LastDeliveredSeq: s.LastDeliveredSeq, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		LastDeliveredSeq: s.LastDeliveredSeq, MaxPerSecond: int32(s.MaxPerSecond), CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 	if !s.AppID.IsZero() {
 		appID := s.AppID
@@ -176,8 +183,9 @@ func createdOf(c apps.SubscriptionWithSecret) api.WebhookSubscriptionCreated {
 	out := api.WebhookSubscriptionCreated{
 		AgentId: s.AgentId, AppId: s.AppId, ConsecutiveFailures: s.ConsecutiveFailures, CreatedAt: s.CreatedAt,
 		DisabledAt: s.DisabledAt, EventTypes: s.EventTypes, HmacEnabled: s.HmacEnabled, HmacGeneration: s.HmacGeneration,
-		HmacRotatedAt: s.HmacRotatedAt, Id: s.Id, LastDeliveredSeq: s.LastDeliveredSeq, SignatureSchemes: s.SignatureSchemes,
-		SigningKeyKid: s.SigningKeyKid, State: s.State, UpdatedAt: s.UpdatedAt, Url: s.Url,
+		HmacRotatedAt: s.HmacRotatedAt, Id: s.Id, LastDeliveredSeq: s.LastDeliveredSeq, MaxPerSecond: s.MaxPerSecond,
+		SignatureSchemes: s.SignatureSchemes,
+		SigningKeyKid:    s.SigningKeyKid, State: s.State, UpdatedAt: s.UpdatedAt, Url: s.Url,
 	}
 	if c.HMACSecret != "" {
 		secret := c.HMACSecret

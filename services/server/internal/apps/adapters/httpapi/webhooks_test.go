@@ -232,6 +232,25 @@ func TestUpdateWebhookSubscription(t *testing.T) {
 		body(t, b.do(t, w.Robin.Token, "PATCH", target, map[string]any{"state": "active"}), http.StatusOK, "WebhookSubscriptionCreated")
 	})
 
+	t.Run("a rate limit is set, bounded and removed", func(t *testing.T) {
+		before := b.manageEntries(t)
+		limited := body(t, b.do(t, w.Robin.Token, "PATCH", target, map[string]any{"max_per_second": 20}), http.StatusOK, "WebhookSubscriptionCreated")
+		require.Equal(t, float64(20), limited["max_per_second"])
+		e := b.newEntry(t, before, "updated")
+		require.Equal(t, int64(20), e.Details["max_per_second"])
+
+		// Above webhook.rate_limit_max (100), and above the contract's
+		// bound: both validation_failed at the member, nothing changed.
+		for _, n := range []int{101, 5000, -1} {
+			resp := b.do(t, w.Robin.Token, "PATCH", target, map[string]any{"max_per_second": n})
+			httpservertest.RequireProblem(t, resp, errs.CodeValidationFailed, "", "/max_per_second")
+		}
+		require.Equal(t, 20, w.TrackerSubscription(t).MaxPerSecond)
+
+		removed := body(t, b.do(t, w.Robin.Token, "PATCH", target, map[string]any{"max_per_second": 0}), http.StatusOK, "WebhookSubscriptionCreated")
+		require.Equal(t, float64(0), removed["max_per_second"])
+	})
+
 	t.Run("rotation shows the new secret once and overlaps the old one", func(t *testing.T) {
 		created := body(t, b.do(t, w.Robin.Token, "POST", "/apps/"+w.Tracker.ID.String()+"/webhook-subscriptions",
 			map[string]any{"url": "https://hooks.example.com/bothy/signed", "event_types": []string{"message.created"}, "enable_hmac": true}),
@@ -356,6 +375,7 @@ func TestDeleteWebhookSubscription(t *testing.T) {
 	require.Equal(t, map[string]any{
 		"subscription_id": sub.ID.String(), "app_id": w.Tracker.ID.String(), "change": "deleted",
 		"host": "hooks.example.com", "event_types": []any{"message.created"}, "hmac_enabled": false, "hmac_generation": int64(0),
+		"max_per_second": int64(0),
 	}, b.newEntry(t, before, "deleted").Details)
 
 	httpservertest.RequireProblem(t, b.do(t, w.Robin.Token, "DELETE", target, nil), errs.CodeNotFound, "")

@@ -11,6 +11,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/adapters/postgres/db"
 	"bothy/server/internal/apps/app"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
@@ -148,6 +149,8 @@ func (s *DeliveryStore) LockDeliveryTarget(ctx context.Context, id ids.ID) (app.
 		ConsecutiveFailures: int(r.ConsecutiveFailures),
 		DisabledAt:          utc(r.DisabledAt),
 		Lease:               app.Lease{DeliveryID: r.LeaseDeliveryID, Until: utc(r.LeaseUntil)},
+		MaxPerSecond:        intOf(r.MaxPerSecond),
+		RateWindow:          rateWindowOf(r.RateWindow),
 		Installation: apps.Installation{
 			ID:                 r.InstallationID,
 			AppID:              r.AppID,
@@ -191,9 +194,10 @@ func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, sta
 }
 
 // ClaimHead implements app.DeliveryStore.
-func (s *DeliveryStore) ClaimHead(ctx context.Context, subscriptionID ids.ID, now, leaseUntil time.Time) (app.HeadClaim, error) {
+func (s *DeliveryStore) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (app.HeadClaim, error) {
 	r, err := s.q(ctx).WebhookDeliveryClaimHead(ctx, db.WebhookDeliveryClaimHeadParams{
-		LeaseUntil: leaseUntil, Now: now, SubscriptionID: subscriptionID,
+		LeaseUntil: c.LeaseUntil, Now: c.Now, SubscriptionID: c.SubscriptionID,
+		RateOpensAt: c.RateOpensAt, RateWindow: rateWindowColumn(c.RateWindow),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return app.HeadClaim{}, nil
@@ -209,7 +213,7 @@ func (s *DeliveryStore) ClaimHead(ctx context.Context, subscriptionID ids.ID, no
 	}
 	return app.HeadClaim{Claimed: true, Head: app.ClaimedHead{ID: r.HeadID, EventSeq: r.EventSeq, EventID: r.EventID,
 		EventOccurredAt: r.EventOccurredAt.UTC(), Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC(),
-		LeaseUntil: leaseUntil}}, nil
+		LeaseUntil: c.LeaseUntil}}, nil
 }
 
 // MarkHeadStalled implements app.DeliveryStore.
@@ -264,6 +268,7 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 		Attempt:        int32(r.Attempt),
 		StoredAttempt:  int32(r.StoredAttempt),
 		SubscriptionID: r.SubscriptionID,
+		RateWindow:     rateWindowColumn(r.RateWindow),
 	}
 	if c := r.Subscription; c != nil {
 		p.ChangeSubscription = true
@@ -276,4 +281,26 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 		return false, errs.Wrap(err, "apps: recording the webhook attempt failed")
 	}
 	return n.Recorded == 1, nil
+}
+
+// rateWindowOf maps the column rate_window to the domain's window, in UTC;
+// nil when it is empty.
+func rateWindowOf(ends []time.Time) webhook.RateWindow {
+	if len(ends) == 0 {
+		return nil
+	}
+	w := make(webhook.RateWindow, len(ends))
+	for i, t := range ends {
+		w[i] = t.UTC()
+	}
+	return w
+}
+
+// rateWindowColumn is the value of the column rate_window for w: never
+// NULL (the column is NOT NULL), empty for a subscription without a limit.
+func rateWindowColumn(w webhook.RateWindow) []time.Time {
+	if w == nil {
+		return []time.Time{}
+	}
+	return w
 }

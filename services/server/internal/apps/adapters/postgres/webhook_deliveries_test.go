@@ -149,11 +149,11 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 		require.Equal(t, inst.PrincipalID, target.Installation.PrincipalID)
 		require.Equal(t, []string{"message.created"}, target.EventTypes)
 		require.False(t, target.Lease.InForce(start), "no attempt in flight yet")
-		hc, err := s.ClaimHead(ctx, sub, start.Add(-time.Second), start.Add(time.Minute))
+		hc, err := s.ClaimHead(ctx, app.HeadClaimRequest{SubscriptionID: sub, Now: start.Add(-time.Second), LeaseUntil: start.Add(time.Minute)})
 		require.NoError(t, err)
 		require.False(t, hc.Claimed, "a head due later is not claimed")
 		require.True(t, hc.DueAt.Equal(start), "the head's due time is told")
-		hc, err = s.ClaimHead(ctx, sub, start, start.Add(time.Minute))
+		hc, err = s.ClaimHead(ctx, app.HeadClaimRequest{SubscriptionID: sub, Now: start, LeaseUntil: start.Add(time.Minute)})
 		require.True(t, hc.Claimed)
 		head = hc.Head
 		return err

@@ -48,7 +48,8 @@ func (s *SubscriptionStore) InsertSubscription(ctx context.Context, sub apps.Sub
 	err := s.q(ctx).WebhookSubscriptionInsert(ctx, db.WebhookSubscriptionInsertParams{
 		ID: sub.ID, AppInstallationID: sub.AppInstallationID, Url: sub.URL, EventTypes: nonNil(sub.EventTypes),
 		State: string(sub.State), SigningKeyKid: sub.SigningKeyKID, HmacEnabled: sub.HMACEnabled,
-		HmacGeneration: int32(sub.HMACGeneration), CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt, UpdatedAt: sub.UpdatedAt,
+		HmacGeneration: int32(sub.HMACGeneration), MaxPerSecond: nullInt32(sub.MaxPerSecond), CreatedBy: sub.CreatedBy,
+		CreatedAt: sub.CreatedAt, UpdatedAt: sub.UpdatedAt,
 	})
 	if err != nil {
 		return errs.Wrap(err, "apps: inserting the webhook subscription failed")
@@ -111,7 +112,8 @@ func (s *SubscriptionStore) UpdateSubscription(ctx context.Context, sub apps.Sub
 	n, err := s.q(ctx).WebhookSubscriptionUpdateOwned(ctx, db.WebhookSubscriptionUpdateOwnedParams{
 		ID: sub.ID, Url: sub.URL, EventTypes: nonNil(sub.EventTypes), State: string(sub.State),
 		HmacGeneration: int32(sub.HMACGeneration), HmacRotatedAt: nullTime(sub.HMACRotatedAt),
-		ConsecutiveFailures: int32(sub.ConsecutiveFailures), DisabledAt: nullTime(sub.DisabledAt), UpdatedAt: sub.UpdatedAt,
+		ConsecutiveFailures: int32(sub.ConsecutiveFailures), DisabledAt: nullTime(sub.DisabledAt),
+		MaxPerSecond: nullInt32(sub.MaxPerSecond), UpdatedAt: sub.UpdatedAt,
 	})
 	if err != nil {
 		return errs.Wrap(err, "apps: updating the webhook subscription failed")
@@ -225,7 +227,7 @@ func subscriptionOf(r db.WebhookSubscription, appID ids.ID) apps.Subscription {
 		State: apps.SubscriptionState(r.State), SignatureSchemes: webhook.SignatureSchemes(r.HmacEnabled),
 		SigningKeyKID: r.SigningKeyKid, HMACEnabled: r.HmacEnabled, HMACGeneration: int(r.HmacGeneration),
 		HMACRotatedAt: utc(r.HmacRotatedAt), ConsecutiveFailures: int(r.ConsecutiveFailures),
-		LastDeliveredSeq: r.LastDeliveredSeq, DisabledAt: utc(r.DisabledAt), CreatedBy: r.CreatedBy,
+		LastDeliveredSeq: r.LastDeliveredSeq, DisabledAt: utc(r.DisabledAt), MaxPerSecond: intOf(r.MaxPerSecond), CreatedBy: r.CreatedBy,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
 }
@@ -264,11 +266,19 @@ func nullString(v string) *string {
 }
 
 // nullInt32 returns nil for 0 (SQL NULL), else v as *int32; callers pass
-// values of int4 columns such as a status code.
+// values of int4 columns such as a status code or a rate limit.
 func nullInt32(v int) *int32 {
 	if v == 0 {
 		return nil
 	}
 	n := int32(v)
 	return &n
+}
+
+// intOf returns *v as an int, or 0 for NULL: the inverse of nullInt32.
+func intOf(v *int32) int {
+	if v == nil {
+		return 0
+	}
+	return int(*v)
 }

@@ -106,6 +106,9 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			// 00044: the lease of the attempt in flight (ADR 0069).
 			{"lease_delivery_id", "uuid", true, ""},
 			{"lease_until", "timestamp with time zone", true, ""},
+			// 00056: the rate limit and its window (ADR 0081).
+			{"max_per_second", "integer", true, ""},
+			{"rate_window", "timestamp with time zone[]", false, "'{}'::timestamp with time zone[]"},
 		}, columns(t, db.Owner, "webhook_subscriptions"))
 	})
 
@@ -144,6 +147,7 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			"webhook_subscriptions_hmac_generation":            "CHECK ((hmac_enabled OR (hmac_generation = 0)))",
 			"webhook_subscriptions_disabled_at_by_state":       "CHECK (((state = 'disabled'::text) = (disabled_at IS NOT NULL)))",
 			"webhook_subscriptions_lease_complete":             "CHECK (((lease_delivery_id IS NULL) = (lease_until IS NULL)))",
+			"webhook_subscriptions_max_per_second_positive":    "CHECK (((max_per_second IS NULL) OR (max_per_second > 0)))",
 		}, constraints(t, db.Owner, "webhook_subscriptions", "c"))
 		require.Equal(t, map[string]string{
 			"webhook_deliveries_status_check":  "CHECK ((status = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text, 'dead'::text])))",

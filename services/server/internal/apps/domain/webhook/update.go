@@ -29,6 +29,8 @@ type Update struct {
 	EventTypes       *[]string
 	State            *apps.SubscriptionState
 	RotateHMACSecret bool
+	// MaxPerSecond is the new rate limit, 0 for none (ADR 0081).
+	MaxPerSecond *int
 }
 
 // UpdatePlan is what an owner's update changes.
@@ -49,8 +51,8 @@ type UpdatePlan struct {
 }
 
 // PlanUpdate returns what u changes on sub at now (docs/api/webhooks.md 4
-// and 5; D-M2-26-26, D-M2-26-29): a new address or new event types are an
-// update; state paused pauses an active or disabled subscription; state
+// and 5; D-M2-26-26, D-M2-26-29): a new address, new event types or a new
+// rate limit are an update; state paused pauses an active or disabled subscription; state
 // active resumes a paused one or re-enables a disabled one, with the
 // failures in a row reset; either clears disabled_at; a state the
 // subscription has already changes nothing; a rotation raises the HMAC
@@ -66,12 +68,16 @@ func PlanUpdate(sub apps.Subscription, u Update, now time.Time) (UpdatePlan, err
 	}
 	plan := UpdatePlan{Next: sub}
 	next := &plan.Next
-	if u.URL != nil && *u.URL != sub.URL || u.EventTypes != nil && !slices.Equal(*u.EventTypes, sub.EventTypes) {
+	if u.URL != nil && *u.URL != sub.URL || u.EventTypes != nil && !slices.Equal(*u.EventTypes, sub.EventTypes) ||
+		u.MaxPerSecond != nil && *u.MaxPerSecond != sub.MaxPerSecond {
 		if u.URL != nil {
 			next.URL = *u.URL
 		}
 		if u.EventTypes != nil {
 			next.EventTypes = slices.Clone(*u.EventTypes)
+		}
+		if u.MaxPerSecond != nil {
+			next.MaxPerSecond = *u.MaxPerSecond
 		}
 		plan.Changes = append(plan.Changes, ChangeUpdated)
 	}

@@ -273,4 +273,6 @@ type WebhookSubscription struct {
 	UpdatedAt           time.Time
 	LeaseDeliveryID     ids.ID
 	LeaseUntil          *time.Time
+	MaxPerSecond        *int32
+	RateWindow          []time.Time
 }

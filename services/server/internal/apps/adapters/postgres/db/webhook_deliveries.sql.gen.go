@@ -22,11 +22,12 @@ WITH head AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt + 1, updated_at = $1
     FROM head
-    WHERE d.id = head.id AND head.next_attempt_at <= $1
+    WHERE d.id = head.id AND head.next_attempt_at <= $1 AND $3::timestamptz <= $1
     RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
-    SET lease_delivery_id = claimed.id, lease_until = $3::timestamptz
+    SET lease_delivery_id = claimed.id, lease_until = $4::timestamptz,
+        rate_window = $5::timestamptz[]
     FROM claimed
     WHERE s.id = $2
     RETURNING s.id
@@ -45,7 +46,9 @@ FROM head LEFT JOIN claimed ON claimed.id = head.id
 type WebhookDeliveryClaimHeadParams struct {
 	Now            time.Time
 	SubscriptionID ids.ID
+	RateOpensAt    time.Time
 	LeaseUntil     time.Time
+	RateWindow     []time.Time
 }
 
 type WebhookDeliveryClaimHeadRow struct {
@@ -64,10 +67,20 @@ type WebhookDeliveryClaimHeadRow struct {
 // (index webhook_deliveries_head_idx). When it is due it is claimed
 // (attempt + 1) and the subscription takes the lease of the attempt
 // (lease_delivery_id, lease_until); the caller holds the subscription's row
-// lock and has seen no lease in force. claimed is false for a head that is
-// not due; then due_at tells when it is. No row: no head.
+// lock and has seen no lease in force. A subscription with max_per_second
+// is claimed only at or after @rate_opens_at (webhook.RateWindow.OpensAt)
+// and takes @rate_window with its lease: the window that counts an attempt
+// whose lease ran out unrecorded. claimed is false for a head that is not
+// due or that the rate holds; then due_at tells when the head is due. No
+// row: no head.
 func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliveryClaimHeadParams) (WebhookDeliveryClaimHeadRow, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryClaimHead, arg.Now, arg.SubscriptionID, arg.LeaseUntil)
+	row := q.db.QueryRow(ctx, webhookDeliveryClaimHead,
+		arg.Now,
+		arg.SubscriptionID,
+		arg.RateOpensAt,
+		arg.LeaseUntil,
+		arg.RateWindow,
+	)
 	var i WebhookDeliveryClaimHeadRow
 	err := row.Scan(
 		&i.HeadID,
@@ -341,9 +354,10 @@ WITH delivery AS (
                                ELSE s.signing_key_kid END,
         lease_delivery_id = CASE WHEN s.lease_delivery_id = $8 THEN NULL ELSE s.lease_delivery_id END,
         lease_until = CASE WHEN s.lease_delivery_id = $8 THEN NULL ELSE s.lease_until END,
+        rate_window = $16::timestamptz[],
         updated_at = CASE WHEN o.recorded AND $10::boolean THEN $7 ELSE s.updated_at END
     FROM outcome o
-    WHERE s.id = $16
+    WHERE s.id = $17
     RETURNING s.id
 )
 SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions
@@ -365,6 +379,7 @@ type WebhookDeliveryRecordAttemptParams struct {
 	ConsecutiveFailures int32
 	Delivered           bool
 	SigningKeyKid       *string
+	RateWindow          []time.Time
 	SubscriptionID      ids.ID
 }
 
@@ -379,8 +394,9 @@ type WebhookDeliveryRecordAttemptRow struct {
 // subscription: its change when change_subscription and the delivery was
 // recorded, and in any case the lease of this delivery given back (also
 // when the delivery was deleted or redelivered meanwhile, so the next head
-// never waits for a lease that covers nothing). recorded is 0 when the
-// result is discarded.
+// never waits for a lease that covers nothing), and the rate window with
+// the attempt's end (a request went out either way). recorded is 0 when
+// the result is discarded.
 func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookDeliveryRecordAttemptParams) (WebhookDeliveryRecordAttemptRow, error) {
 	row := q.db.QueryRow(ctx, webhookDeliveryRecordAttempt,
 		arg.Status,
@@ -398,6 +414,7 @@ func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookD
 		arg.ConsecutiveFailures,
 		arg.Delivered,
 		arg.SigningKeyKid,
+		arg.RateWindow,
 		arg.SubscriptionID,
 	)
 	var i WebhookDeliveryRecordAttemptRow
@@ -533,6 +550,7 @@ func (q *Queries) WebhookSubscriptionDeliveryCandidatesOf(ctx context.Context, a
 const webhookSubscriptionLockDeliveryTarget = `-- name: WebhookSubscriptionLockDeliveryTarget :one
 SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
        s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
+       s.max_per_second, s.rate_window,
        i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
        i.event_subscriptions, a.principal_id
 FROM webhook_subscriptions s
@@ -554,6 +572,8 @@ type WebhookSubscriptionLockDeliveryTargetRow struct {
 	DisabledAt          *time.Time
 	LeaseDeliveryID     ids.ID
 	LeaseUntil          *time.Time
+	MaxPerSecond        *int32
+	RateWindow          []time.Time
 	InstallationID      ids.ID
 	AppID               ids.ID
 	InstallationState   string
@@ -577,6 +597,8 @@ func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, id 
 		&i.DisabledAt,
 		&i.LeaseDeliveryID,
 		&i.LeaseUntil,
+		&i.MaxPerSecond,
+		&i.RateWindow,
 		&i.InstallationID,
 		&i.AppID,
 		&i.InstallationState,

@@ -207,7 +207,7 @@ func (q *Queries) WebhookSubscriptionDelete(ctx context.Context, id ids.ID) (int
 }
 
 const webhookSubscriptionGetByID = `-- name: WebhookSubscriptionGetByID :one
-SELECT id, app_installation_id, agent_id, url, event_types, state, signing_key_kid, hmac_enabled, hmac_generation, hmac_rotated_at, consecutive_failures, last_delivered_seq, disabled_at, created_by, created_at, updated_at, lease_delivery_id, lease_until FROM webhook_subscriptions WHERE id = $1
+SELECT id, app_installation_id, agent_id, url, event_types, state, signing_key_kid, hmac_enabled, hmac_generation, hmac_rotated_at, consecutive_failures, last_delivered_seq, disabled_at, created_by, created_at, updated_at, lease_delivery_id, lease_until, max_per_second, rate_window FROM webhook_subscriptions WHERE id = $1
 `
 
 func (q *Queries) WebhookSubscriptionGetByID(ctx context.Context, id ids.ID) (WebhookSubscription, error) {
@@ -232,12 +232,14 @@ func (q *Queries) WebhookSubscriptionGetByID(ctx context.Context, id ids.ID) (We
 		&i.UpdatedAt,
 		&i.LeaseDeliveryID,
 		&i.LeaseUntil,
+		&i.MaxPerSecond,
+		&i.RateWindow,
 	)
 	return i, err
 }
 
 const webhookSubscriptionGetWithApp = `-- name: WebhookSubscriptionGetWithApp :one
-SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, i.app_id
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, i.app_id
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 WHERE s.id = $1
@@ -270,6 +272,8 @@ func (q *Queries) WebhookSubscriptionGetWithApp(ctx context.Context, id ids.ID) 
 		&i.WebhookSubscription.UpdatedAt,
 		&i.WebhookSubscription.LeaseDeliveryID,
 		&i.WebhookSubscription.LeaseUntil,
+		&i.WebhookSubscription.MaxPerSecond,
+		&i.WebhookSubscription.RateWindow,
 		&i.AppID,
 	)
 	return i, err
@@ -279,10 +283,10 @@ const webhookSubscriptionInsert = `-- name: WebhookSubscriptionInsert :exec
 
 INSERT INTO webhook_subscriptions (
     id, app_installation_id, url, event_types, state, signing_key_kid,
-    hmac_enabled, hmac_generation, created_by, created_at, updated_at
+    hmac_enabled, hmac_generation, max_per_second, created_by, created_at, updated_at
 ) VALUES (
     $1, $2, $3, $4, $5, $6,
-    $7, $8, $9, $10, $11
+    $7, $8, $9, $10, $11, $12
 )
 `
 
@@ -295,6 +299,7 @@ type WebhookSubscriptionInsertParams struct {
 	SigningKeyKid     string
 	HmacEnabled       bool
 	HmacGeneration    int32
+	MaxPerSecond      *int32
 	CreatedBy         ids.ID
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -314,6 +319,7 @@ func (q *Queries) WebhookSubscriptionInsert(ctx context.Context, arg WebhookSubs
 		arg.SigningKeyKid,
 		arg.HmacEnabled,
 		arg.HmacGeneration,
+		arg.MaxPerSecond,
 		arg.CreatedBy,
 		arg.CreatedAt,
 		arg.UpdatedAt,
@@ -322,7 +328,7 @@ func (q *Queries) WebhookSubscriptionInsert(ctx context.Context, arg WebhookSubs
 }
 
 const webhookSubscriptionListByApp = `-- name: WebhookSubscriptionListByApp :many
-SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, i.app_id
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, i.app_id
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 WHERE i.app_id = $1
@@ -362,6 +368,8 @@ func (q *Queries) WebhookSubscriptionListByApp(ctx context.Context, appID ids.ID
 			&i.WebhookSubscription.UpdatedAt,
 			&i.WebhookSubscription.LeaseDeliveryID,
 			&i.WebhookSubscription.LeaseUntil,
+			&i.WebhookSubscription.MaxPerSecond,
+			&i.WebhookSubscription.RateWindow,
 			&i.AppID,
 		); err != nil {
 			return nil, err
@@ -375,7 +383,7 @@ func (q *Queries) WebhookSubscriptionListByApp(ctx context.Context, appID ids.ID
 }
 
 const webhookSubscriptionLockByInstallation = `-- name: WebhookSubscriptionLockByInstallation :many
-SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, i.app_id
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, i.app_id
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 WHERE s.app_installation_id = $1
@@ -416,6 +424,8 @@ func (q *Queries) WebhookSubscriptionLockByInstallation(ctx context.Context, ins
 			&i.WebhookSubscription.UpdatedAt,
 			&i.WebhookSubscription.LeaseDeliveryID,
 			&i.WebhookSubscription.LeaseUntil,
+			&i.WebhookSubscription.MaxPerSecond,
+			&i.WebhookSubscription.RateWindow,
 			&i.AppID,
 		); err != nil {
 			return nil, err
@@ -429,7 +439,7 @@ func (q *Queries) WebhookSubscriptionLockByInstallation(ctx context.Context, ins
 }
 
 const webhookSubscriptionLockWithApp = `-- name: WebhookSubscriptionLockWithApp :one
-SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, i.app_id
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, i.app_id
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 WHERE s.id = $1
@@ -463,6 +473,8 @@ func (q *Queries) WebhookSubscriptionLockWithApp(ctx context.Context, id ids.ID)
 		&i.WebhookSubscription.UpdatedAt,
 		&i.WebhookSubscription.LeaseDeliveryID,
 		&i.WebhookSubscription.LeaseUntil,
+		&i.WebhookSubscription.MaxPerSecond,
+		&i.WebhookSubscription.RateWindow,
 		&i.AppID,
 	)
 	return i, err
@@ -477,8 +489,9 @@ SET url = $1,
     hmac_rotated_at = $5,
     consecutive_failures = $6,
     disabled_at = $7,
-    updated_at = $8
-WHERE id = $9
+    max_per_second = $8,
+    updated_at = $9
+WHERE id = $10
 `
 
 type WebhookSubscriptionUpdateOwnedParams struct {
@@ -489,6 +502,7 @@ type WebhookSubscriptionUpdateOwnedParams struct {
 	HmacRotatedAt       *time.Time
 	ConsecutiveFailures int32
 	DisabledAt          *time.Time
+	MaxPerSecond        *int32
 	UpdatedAt           time.Time
 	ID                  ids.ID
 }
@@ -504,6 +518,7 @@ func (q *Queries) WebhookSubscriptionUpdateOwned(ctx context.Context, arg Webhoo
 		arg.HmacRotatedAt,
 		arg.ConsecutiveFailures,
 		arg.DisabledAt,
+		arg.MaxPerSecond,
 		arg.UpdatedAt,
 		arg.ID,
 	)

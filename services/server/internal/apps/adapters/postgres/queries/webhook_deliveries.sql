@@ -77,6 +77,7 @@ FROM unnest(@subscription_ids::uuid[]) AS u (subscription_id);
 -- name: WebhookSubscriptionLockDeliveryTarget :one
 SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
        s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
+       s.max_per_second, s.rate_window,
        i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
        i.event_subscriptions, a.principal_id
 FROM webhook_subscriptions s
@@ -105,8 +106,12 @@ WHERE id = @id;
 -- (index webhook_deliveries_head_idx). When it is due it is claimed
 -- (attempt + 1) and the subscription takes the lease of the attempt
 -- (lease_delivery_id, lease_until); the caller holds the subscription's row
--- lock and has seen no lease in force. claimed is false for a head that is
--- not due; then due_at tells when it is. No row: no head.
+-- lock and has seen no lease in force. A subscription with max_per_second
+-- is claimed only at or after @rate_opens_at (webhook.RateWindow.OpensAt)
+-- and takes @rate_window with its lease: the window that counts an attempt
+-- whose lease ran out unrecorded. claimed is false for a head that is not
+-- due or that the rate holds; then due_at tells when the head is due. No
+-- row: no head.
 WITH head AS (
     SELECT h.id, h.next_attempt_at FROM webhook_deliveries h
     WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
@@ -116,11 +121,12 @@ WITH head AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt + 1, updated_at = @now
     FROM head
-    WHERE d.id = head.id AND head.next_attempt_at <= @now
+    WHERE d.id = head.id AND head.next_attempt_at <= @now AND @rate_opens_at::timestamptz <= @now
     RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
-    SET lease_delivery_id = claimed.id, lease_until = @lease_until::timestamptz
+    SET lease_delivery_id = claimed.id, lease_until = @lease_until::timestamptz,
+        rate_window = @rate_window::timestamptz[]
     FROM claimed
     WHERE s.id = @subscription_id
     RETURNING s.id
@@ -172,8 +178,9 @@ FROM expired;
 -- subscription: its change when change_subscription and the delivery was
 -- recorded, and in any case the lease of this delivery given back (also
 -- when the delivery was deleted or redelivered meanwhile, so the next head
--- never waits for a lease that covers nothing). recorded is 0 when the
--- result is discarded.
+-- never waits for a lease that covers nothing), and the rate window with
+-- the attempt's end (a request went out either way). recorded is 0 when
+-- the result is discarded.
 WITH delivery AS (
     UPDATE webhook_deliveries d
     SET status = @status,
@@ -201,6 +208,7 @@ WITH delivery AS (
                                ELSE s.signing_key_kid END,
         lease_delivery_id = CASE WHEN s.lease_delivery_id = @id THEN NULL ELSE s.lease_delivery_id END,
         lease_until = CASE WHEN s.lease_delivery_id = @id THEN NULL ELSE s.lease_until END,
+        rate_window = @rate_window::timestamptz[],
         updated_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN @now ELSE s.updated_at END
     FROM outcome o
     WHERE s.id = @subscription_id

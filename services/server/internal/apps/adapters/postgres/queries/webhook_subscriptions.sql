@@ -9,10 +9,10 @@ SELECT * FROM webhook_subscriptions WHERE id = $1;
 -- name: WebhookSubscriptionInsert :exec
 INSERT INTO webhook_subscriptions (
     id, app_installation_id, url, event_types, state, signing_key_kid,
-    hmac_enabled, hmac_generation, created_by, created_at, updated_at
+    hmac_enabled, hmac_generation, max_per_second, created_by, created_at, updated_at
 ) VALUES (
     @id, @app_installation_id, @url, @event_types, @state, @signing_key_kid,
-    @hmac_enabled, @hmac_generation, @created_by, @created_at, @updated_at
+    @hmac_enabled, @hmac_generation, sqlc.narg(max_per_second), @created_by, @created_at, @updated_at
 );
 
 -- name: WebhookSubscriptionGetWithApp :one
@@ -54,6 +54,7 @@ SET url = @url,
     hmac_rotated_at = @hmac_rotated_at,
     consecutive_failures = @consecutive_failures,
     disabled_at = @disabled_at,
+    max_per_second = sqlc.narg(max_per_second),
     updated_at = @updated_at
 WHERE id = @id;
 
