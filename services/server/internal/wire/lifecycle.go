@@ -7,12 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"reflect"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/otel/attr"
 	"bothy/server/internal/platform/pg"
 )
@@ -79,7 +77,7 @@ func (p *Process) startUp(ctx context.Context) error {
 		p.log.WarnContext(ctx, "database unavailable at start-up, retrying",
 			slog.Int(string(attr.Count), attempt),
 			slog.Int64(string(attr.Duration), backoff.Milliseconds()),
-			slog.String(string(attr.ErrorType), errorType(err)))
+			otel.ErrorAttr(err))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -103,22 +101,6 @@ func (p *Process) startOnce(ctx context.Context) error {
 		return fmt.Errorf("event log partitions: %w", err)
 	}
 	return nil
-}
-
-// errorType names the class of a start-up failure for the log line: the
-// SQLSTATE of a server error, else the Go type of the innermost error. It
-// never carries a host, a user or a password.
-func errorType(err error) string {
-	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
-		return pgErr.Code
-	}
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return reflect.TypeOf(err).String()
-		}
-		err = next
-	}
 }
 
 // serve listens on s.Addr and serves s in the background; a serve error

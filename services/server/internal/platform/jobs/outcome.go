@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/otel/attr"
 )
@@ -111,7 +112,7 @@ func (r *Runtime) run(ctx context.Context, kind, queue string, final bool, fn fu
 		span.SetAttributes(attr.Outcome.String(outcome))
 		if outcome == OutcomeRetried || outcome == OutcomeDiscarded {
 			span.SetStatus(codes.Error, "")
-			span.SetAttributes(attr.ErrorType.String(otel.ErrorType(failure)))
+			span.SetAttributes(attr.ErrorType.String(errs.Class(failure)))
 			level, msg := slog.LevelWarn, "job failed"
 			if outcome == OutcomeDiscarded {
 				level, msg = slog.LevelError, "job discarded"
