@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	mrand "math/rand/v2"
-	"net/url"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -264,14 +263,4 @@ func (s *Deliveries) logFailure(ctx context.Context, f failure) {
 		args = append(args, slog.String(string(attr.ServerAddress), f.host))
 	}
 	s.log.InfoContext(ctx, "webhook delivery failed", args...)
-}
-
-// hostOf returns the host of a subscription URL for telemetry, never its
-// path or query; "" when it does not parse.
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/apps/domain/webhook"
 )
 
@@ -26,7 +27,7 @@ func (s *Deliveries) gap(ctx context.Context, t *DeliveryTarget, st *step, head 
 		return err
 	}
 	st.failed(failure{subscriptionID: t.SubscriptionID, seq: head.EventSeq,
-		reason: apps.LastErrorEventExpired, host: hostOf(t.URL)})
+		reason: apps.LastErrorEventExpired, host: domain.TargetHost(t.URL)})
 	tr, ok, err := s.setState(ctx, t.SubscriptionID, t.Installation.AppID, t.standing(), webhook.EventGap, now)
 	if err != nil || !ok {
 		return err

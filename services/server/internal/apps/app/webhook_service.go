@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"net/url"
 	"slices"
 	"time"
 
@@ -320,7 +319,8 @@ func (w *WebhookService) recordManage(ctx context.Context, p actor.Principal, su
 		auditing.ID("app_id", sub.AppID),
 		auditing.Code("change", change),
 	}
-	if host, ok := auditHost(sub.URL); ok {
+	// A host longer than an audit code allows is left out rather than cut.
+	if host := domain.TargetHost(sub.URL); auditing.ValidCode(host) {
 		details = append(details, auditing.Code("host", host))
 	}
 	details = append(details,
@@ -332,16 +332,4 @@ func (w *WebhookService) recordManage(ctx context.Context, p actor.Principal, su
 		Action: string(authorize.WebhookOutManage), Actor: p, Outcome: auditing.Allow,
 		ResourceKind: string(authorize.KindApp), ResourceID: sub.AppID, Details: details,
 	})
-}
-
-// auditHost returns the canonical host of a stored subscription URL (lower
-// case, IPv6 without brackets) when it fits an audit code; a host longer
-// than a code allows is left out rather than cut.
-func auditHost(rawURL string) (string, bool) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "", false
-	}
-	host := hostlist.Canonical(u.Hostname())
-	return host, host != "" && auditing.ValidCode(host)
 }

@@ -115,6 +115,20 @@ func ValidateTarget(raw string, allowed hostlist.List) (Target, error) {
 	return Target{URL: u.String(), Host: host, Port: port}, nil
 }
 
+// TargetHost returns the canonical host of a stored subscription address
+// (lower case, no trailing dot, an IP literal without brackets in its
+// shortest form, as Target.Host), or "" when raw does not parse. It is the
+// one way to name the host of an address in telemetry and audit entries,
+// which may carry the host but never the path or query. For an address
+// that ValidateTarget stored, it equals the host of net/url.
+func TargetHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return hostlist.Canonical(u.Hostname())
+}
+
 // uriChars reports whether s holds only the characters RFC 3986 allows in a
 // URI: ASCII letters and digits, "-._~", the reserved characters and "%".
 // net/url lets spaces, backslashes and non-ASCII through in paths and
