@@ -175,7 +175,7 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 
 // now returns the clock's time cut to microseconds, the precision of
 // timestamptz, so compared and stored times agree.
-func (s *Deliveries) now() time.Time { return s.clock.Now().Truncate(time.Microsecond) }
+func (s *Deliveries) now() time.Time { return clock.Stamp(s.clock) }
 
 // transition is one system transition of a subscription
 // (webhook.Transition) with the subscription and app it happened to.

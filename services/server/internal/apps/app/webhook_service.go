@@ -120,7 +120,7 @@ func NewWebhookService(d WebhookDeps, o WebhookOptions) (*WebhookService, error)
 
 // now returns the clock's time cut to microseconds, the precision of
 // timestamptz, so returned values equal the stored ones.
-func (w *WebhookService) now() time.Time { return w.clock.Now().UTC().Truncate(time.Microsecond) }
+func (w *WebhookService) now() time.Time { return clock.Stamp(w.clock) }
 
 // withSecret runs fn in one unit of work for a use case that may show a
 // one-time HMAC secret. When needed, the master key is read first, before

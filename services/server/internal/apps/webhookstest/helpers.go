@@ -10,6 +10,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/adapters/hmackey"
 	chatapp "bothy/server/internal/chat/app"
+	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/wire"
@@ -52,7 +53,7 @@ func (w *World) TrackerSubscription(t testing.TB) apps.Subscription {
 // and gone, dead rows 500 and http_status after three attempts.
 func (w *World) InsertDelivery(t testing.TB, subscription ids.ID, ev Event, status apps.DeliveryStatus, nextAttemptAt time.Time) apps.Delivery {
 	t.Helper()
-	now := w.Clock.Now().UTC().Truncate(time.Microsecond)
+	now := clock.Stamp(w.Clock)
 	d := apps.Delivery{ID: ids.New(), SubscriptionID: subscription, EventSeq: ev.Seq, EventID: ev.ID,
 		EventOccurredAt: ev.OccurredAt.UTC(), Status: status, CreatedAt: now, UpdatedAt: now}
 	switch status {

@@ -23,3 +23,12 @@ func TestRealIsUTC(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, time.UTC, clock.Real{}.Now().Location())
 }
+
+func TestStampIsUTCToTheMicrosecond(t *testing.T) {
+	t.Parallel()
+	berlin := time.FixedZone("CET", 3600)
+	f := clock.NewFake(time.Date(2026, 12, 2, 8, 0, 0, 123456789, berlin))
+	got := clock.Stamp(f)
+	require.Equal(t, time.Date(2026, 12, 2, 7, 0, 0, 123456000, time.UTC), got)
+	require.Equal(t, time.UTC, got.Location())
+}
