@@ -126,7 +126,8 @@ func (p *Process) serve(ctx context.Context, s *http.Server, failed chan<- error
 // http.drain_delay when the role serves the API (so a load balancer takes
 // the process out before it stops accepting), then stops accepting and
 // gives in-flight requests http.shutdown_timeout. The operator listener
-// (servers[0]) closes last, once the jobs have stopped, so /metrics and
+// (servers[0]) closes last, once the jobs have stopped and the idle
+// connections of the webhook egress client are closed, so /metrics and
 // /readyz stay readable for the whole drain. skipDelay is set when the stop
 // comes from a failed start or listener, which leaves nothing to drain.
 func (p *Process) drain(ctx context.Context, servers []*http.Server, skipDelay bool) error {
@@ -152,6 +153,13 @@ func (p *Process) drain(ctx context.Context, servers []*http.Server, skipDelay b
 	}
 	shutdown(servers[1:])
 	err := <-stopped
+	// Nothing sends any more (the jobs stopped, the API answered its last
+	// test request): the webhook egress client's kept-alive connections
+	// to receivers are closed now rather than left to the receivers'
+	// timeouts.
+	if p.modules.WebhookEgress != nil {
+		p.modules.WebhookEgress.CloseIdleConnections()
+	}
 	shutdown(servers[:1])
 	return err
 }

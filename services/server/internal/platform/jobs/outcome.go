@@ -18,16 +18,6 @@ import (
 	"bothy/server/internal/platform/otel/attr"
 )
 
-// Snooze returns the error a handler returns to run its job again after d
-// without counting an attempt, for example while a resource it waits for is
-// busy. d is at least 0.
-func Snooze(d time.Duration) error { return river.JobSnooze(max(d, 0)) }
-
-// Cancel returns the error a handler returns to end its job for good,
-// whatever attempts remain, for example when the row it served is gone. err
-// is kept in River's row only.
-func Cancel(err error) error { return river.JobCancel(err) }
-
 // The outcomes of one run of a job: the values of bothy.outcome on the job
 // metrics and the span job.work.
 const (
@@ -38,9 +28,9 @@ const (
 	OutcomeRetried = "retried"
 	// OutcomeDiscarded: the handler failed on the last attempt.
 	OutcomeDiscarded = "discarded"
-	// OutcomeSnoozed: the handler returned Snooze.
+	// OutcomeSnoozed: the handler returned River's river.JobSnooze.
 	OutcomeSnoozed = "snoozed"
-	// OutcomeCancelled: the handler returned Cancel.
+	// OutcomeCancelled: the handler returned River's river.JobCancel.
 	OutcomeCancelled = "cancelled"
 	// OutcomeInterrupted: Stop cancelled the handler after
 	// jobs.shutdown_timeout; River makes the job available again without
