@@ -88,17 +88,15 @@ const (
 	LastErrorInternal LastError = "internal_error"
 )
 
+// lastErrorCodes is the closed list of last_error codes, in the order of
+// the table of docs/api/webhooks.md section 4.
 var lastErrorCodes = []LastError{
 	LastErrorTimeout, LastErrorConnectionFailed, LastErrorTLSFailed, LastErrorAddressBlocked,
 	LastErrorHostNotAllowed, LastErrorHTTPStatus, LastErrorThrottled, LastErrorGone,
 	LastErrorNotAuthorized, LastErrorNotSubscribed, LastErrorEventExpired, LastErrorInternal,
 }
 
-// LastErrorCodes returns the closed list of last_error codes in the order of
-// Design note 6. The result is a fresh slice.
-func LastErrorCodes() []LastError { return append([]LastError(nil), lastErrorCodes...) }
-
-// Valid reports whether c is one of LastErrorCodes.
+// Valid reports whether c is one of the closed list of last_error codes.
 func (c LastError) Valid() bool {
 	for _, v := range lastErrorCodes {
 		if c == v {

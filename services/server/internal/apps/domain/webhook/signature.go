@@ -109,12 +109,6 @@ func HMACSignature(key, content []byte) []byte {
 	return m.Sum(nil)
 }
 
-// Ed25519Signature returns the v1a signature of content with key (crypto/
-// ed25519, pure Ed25519 without prehash).
-func Ed25519Signature(key ed25519.PrivateKey, content []byte) []byte {
-	return ed25519.Sign(key, content)
-}
-
 // SignatureHeader renders the webhook-signature header (Design note 11 c):
 // entries separated by one space, all v1a entries first in signer order
 // (active key first), then the v1 entries newest generation first, each

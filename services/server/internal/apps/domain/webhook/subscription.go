@@ -56,15 +56,6 @@ var transitions = map[SubscriptionEvent]map[apps.SubscriptionState]apps.Subscrip
 	EventUninstall:  {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
 }
 
-// SubscriptionEvents returns every event NextSubscriptionState knows, in
-// declaration order.
-func SubscriptionEvents() []SubscriptionEvent {
-	return []SubscriptionEvent{
-		EventOwnerPause, EventOwnerResume, EventGone, EventMaxConsecutiveFailures,
-		EventRetryMaxAge, EventGap, EventMaxPending, EventUninstall,
-	}
-}
-
 // Cause returns the cause code of a system event, audited with the system
 // action webhook_out.transition (R-AZ-27), and true. Owner events and
 // uninstall are audited by their own actions and return "" and false.
