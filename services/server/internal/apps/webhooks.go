@@ -30,7 +30,7 @@ const (
 // DeliveryStatus is the status column of webhook_deliveries (03 4.11).
 type DeliveryStatus string
 
-// The delivery statuses (Design note 6, D-M2-26-6).
+// The delivery statuses (D-M2-26-6).
 const (
 	// DeliveryPending waits for its first or next attempt, also after a
 	// failed attempt; next_attempt_at is set.
@@ -51,7 +51,7 @@ const (
 // text from the receiver (03 4.11; webhooks.md 4 point 5).
 type LastError string
 
-// The last_error codes (Design note 6, D-M2-26-6).
+// The last_error codes (D-M2-26-6).
 const (
 	// LastErrorTimeout: no answer within webhook.delivery_timeout.
 	LastErrorTimeout LastError = "timeout"

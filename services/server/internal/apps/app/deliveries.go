@@ -27,7 +27,7 @@ import (
 // configuration; every field names its key.
 type DeliveryOptions struct {
 	// Retry holds webhook.retry_backoff_base, webhook.retry_backoff_cap and
-	// webhook.retry_max_age (Design note 7).
+	// webhook.retry_max_age (D-M2-26-7).
 	Retry webhook.RetryConfig
 	// DeliveryTimeout is webhook.delivery_timeout: the most an attempt
 	// takes, after which the lease wake-up of its run sends it again
@@ -41,7 +41,7 @@ type DeliveryOptions struct {
 	// MaxConsecutiveFailures is webhook.max_consecutive_failures.
 	MaxConsecutiveFailures int
 	// MaxPendingPerSubscription is webhook.max_pending_per_subscription: the
-	// delivery quota of a round (Design note 3 d).
+	// delivery quota of a round (D-M2-26-2).
 	MaxPendingPerSubscription int
 	// SecretRotationOverlap is webhook.secret_rotation_overlap: how long the
 	// previous HMAC generation signs as well after a rotation.
@@ -228,7 +228,7 @@ func (s *Deliveries) recordTransition(ctx context.Context, t transition) error {
 }
 
 // logTransition logs a system transition at warn level with closed
-// attributes only (Design note 16) and counts it in
+// attributes only (D-M2-26-17) and counts it in
 // bothy.webhook.subscription.transitions.
 func (s *Deliveries) logTransition(ctx context.Context, t transition) {
 	s.metrics.transition(ctx, t)
@@ -248,7 +248,7 @@ type failure struct {
 }
 
 // logFailure logs a delivery that did not succeed at info level with the
-// closed attributes of Design note 16: never the URL path or query, the
+// closed attributes of D-M2-26-17: never the URL path or query, the
 // body, a signature or a secret.
 func (s *Deliveries) logFailure(ctx context.Context, f failure) {
 	args := []any{

@@ -25,7 +25,7 @@ import (
 type Options struct {
 	// AllowedHosts is webhook.allowed_hosts: the hosts (host[:port]) that
 	// manifest delivery addresses may name, checked at registration and
-	// again at install (Design note 9 of M2-26).
+	// again at install (D-M2-26-8).
 	AllowedHosts hostlist.List
 }
 

@@ -22,8 +22,8 @@ import (
 	eventsync "bothy/server/internal/sync"
 )
 
-// This file holds the owner side of outgoing webhooks (M2-26 Design notes
-// 2, 5, 13 and 14; docs/api/webhooks.md 1 and 4): WebhookService, its
+// This file holds the owner side of outgoing webhooks (D-M2-26-14, D-M2-26-15,
+// D-M2-26-18, D-M2-26-29; docs/api/webhooks.md 1 and 4): WebhookService, its
 // options and the helpers its use cases share. Each use case of the port
 // apps.Webhooks has a file of its own; installation_hooks.go holds the
 // InstallationHooks the app life cycle calls.
@@ -42,7 +42,7 @@ const ReasonEventExpired = "event_expired"
 // configuration.
 type WebhookOptions struct {
 	// AllowedHosts is webhook.allowed_hosts: the host[:port] entries a
-	// subscription URL must match (Design note 9).
+	// subscription URL must match (D-M2-26-8).
 	AllowedHosts hostlist.List
 	// PageSizeDefault is webhook.page_size_default: the page size of
 	// listWebhookDeliveries without a limit. At least 1.

@@ -42,7 +42,7 @@ const (
 )
 
 // ValidateTarget checks a subscription address against webhook.allowed_hosts
-// (Design note 9, R-DM-17). The address is accepted when it parses as an
+// (D-M2-26-8, R-DM-17). The address is accepted when it parses as an
 // absolute URL with scheme https, a host and no user info or fragment, and
 // its canonical host with its effective port (443 when absent) matches an
 // entry of allowed. Upper case and a trailing dot in the host are normalised
