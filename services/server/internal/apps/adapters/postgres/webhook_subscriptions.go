@@ -27,15 +27,6 @@ var _ app.SubscriptionStore = (*Store)(nil)
 // pool outside one.
 func (s *Store) queries(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
 
-// needTx refuses a locking read outside a unit of work, where its lock
-// would end with the statement.
-func needTx(ctx context.Context) error {
-	if _, ok := pg.TxFrom(ctx); !ok {
-		return errs.Internalf("apps: a locking webhook read needs a unit of work")
-	}
-	return nil
-}
-
 // InsertSubscription implements app.SubscriptionStore.
 func (s *Store) InsertSubscription(ctx context.Context, sub apps.Subscription) error {
 	err := s.queries(ctx).WebhookSubscriptionInsert(ctx, db.WebhookSubscriptionInsertParams{
@@ -58,7 +49,7 @@ func (s *Store) Subscription(ctx context.Context, id ids.ID) (apps.Subscription,
 
 // LockSubscription implements app.SubscriptionStore.
 func (s *Store) LockSubscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error) {
-	if err := needTx(ctx); err != nil {
+	if _, err := pg.RequireTx(ctx); err != nil {
 		return apps.Subscription{}, false, err
 	}
 	row, err := s.queries(ctx).WebhookSubscriptionLockWithApp(ctx, id)
@@ -77,7 +68,7 @@ func oneSubscription(row db.WebhookSubscription, appID ids.ID, err error) (apps.
 
 // LockInstallationSubscriptions implements app.SubscriptionStore.
 func (s *Store) LockInstallationSubscriptions(ctx context.Context, installationID ids.ID) ([]apps.Subscription, error) {
-	if err := needTx(ctx); err != nil {
+	if _, err := pg.RequireTx(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := s.queries(ctx).WebhookSubscriptionLockByInstallation(ctx, installationID)
@@ -104,8 +95,8 @@ func (s *Store) AppSubscriptions(ctx context.Context, appID ids.ID) ([]apps.Subs
 func (s *Store) UpdateSubscription(ctx context.Context, sub apps.Subscription) error {
 	n, err := s.queries(ctx).WebhookSubscriptionUpdateOwned(ctx, db.WebhookSubscriptionUpdateOwnedParams{
 		ID: sub.ID, Url: sub.URL, EventTypes: nonNil(sub.EventTypes), State: string(sub.State),
-		HmacGeneration: int32(sub.HMACGeneration), HmacRotatedAt: nullTime(sub.HMACRotatedAt),
-		ConsecutiveFailures: int32(sub.ConsecutiveFailures), DisabledAt: nullTime(sub.DisabledAt),
+		HmacGeneration: int32(sub.HMACGeneration), HmacRotatedAt: pg.NullTime(sub.HMACRotatedAt),
+		ConsecutiveFailures: int32(sub.ConsecutiveFailures), DisabledAt: pg.NullTime(sub.DisabledAt),
 		MaxPerSecond: nullInt32(sub.MaxPerSecond), UpdatedAt: sub.UpdatedAt,
 	})
 	if err != nil {
@@ -144,7 +135,7 @@ func (s *Store) Delivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, e
 
 // LockDelivery implements app.SubscriptionStore.
 func (s *Store) LockDelivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error) {
-	if err := needTx(ctx); err != nil {
+	if _, err := pg.RequireTx(ctx); err != nil {
 		return apps.Delivery{}, false, err
 	}
 	row, err := s.queries(ctx).WebhookDeliveryLockByID(ctx, id)
@@ -164,8 +155,8 @@ func oneDelivery(row db.WebhookDelivery, err error) (apps.Delivery, bool, error)
 // UpdateRedelivered implements app.SubscriptionStore.
 func (s *Store) UpdateRedelivered(ctx context.Context, d apps.Delivery) error {
 	n, err := s.queries(ctx).WebhookDeliveryUpdateForRedelivery(ctx, db.WebhookDeliveryUpdateForRedeliveryParams{
-		ID: d.ID, Status: string(d.Status), NextAttemptAt: nullTime(d.NextAttemptAt), LastError: nullString(string(d.LastError)),
-		ResponseCode: nullInt32(d.ResponseCode), DeliveredAt: nullTime(d.DeliveredAt), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+		ID: d.ID, Status: string(d.Status), NextAttemptAt: pg.NullTime(d.NextAttemptAt), LastError: nullString(string(d.LastError)),
+		ResponseCode: nullInt32(d.ResponseCode), DeliveredAt: pg.NullTime(d.DeliveredAt), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 	})
 	if err != nil {
 		return errs.Wrap(err, "apps: updating the webhook delivery failed")
