@@ -5,8 +5,9 @@
 #      receiver library libraries/go/webhookverify; go vet,
 #      staticcheck, errcheck, revive's doc comment rule, gofmt, goimports
 #      with the local prefix bothy/, misspell, gosec, ...);
-#   2. the text rules (tools/textrules): no en or em dash in any file, and
-#      the white label with ROOT/quality/whitelabel-allow.txt.
+#   2. the text rules (tools/textrules): no en or em dash in any file, the
+#      white label with ROOT/quality/whitelabel-allow.txt, and no Go file
+#      citing a ticket's design note.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "${1:-$here/..}" && pwd)

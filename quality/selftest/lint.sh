@@ -80,6 +80,12 @@ func Serve() error { return http.ListenAndServe("127.0.0.1:8080", nil) }
 plant fixture/README.md "# Fixture
 Alex $(printf '\xe2\x80\x94') Sam
 " "an em dash in a README" "dash"
+note="Design"
+note+=" note" # assembled here, as the host below
+plant fixture/fixture.go "${clean}
+// Lease is the lease of ${note} 4 b.
+const Lease = 1
+" "a Go comment citing a ticket's design note" "citation: a ticket's design note"
 evil=hooks.example
 evil+=.net # assembled here so that this script keeps the white label
 plant fixture/fixture_test.go "package fixture

@@ -4,7 +4,10 @@
 //   - white label: every host name, e-mail domain and IP literal is
 //     example.com or one of its subdomains, localhost, a documentation or
 //     special-purpose address (127.0.0.1, 192.0.2.0/24, 2001:db8::/32,
-//     private ranges for egress tests, ...) or on the allow list.
+//     private ranges for egress tests, ...) or on the allow list;
+//   - no Go file cites a ticket's design note ("Design" and "note" with a
+//     number): the tickets are not in the repository, so a comment cites
+//     an ADR, a docs/DECISIONS.md row or a docs/spec section (D-CL-17).
 //
 // Usage:
 //

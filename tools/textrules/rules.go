@@ -16,7 +16,7 @@ type Finding struct {
 	Path string
 	// Line is the 1-based line number.
 	Line int
-	// Rule names the rule: "dash" or "white-label".
+	// Rule names the rule: "dash", "white-label" or "citation".
 	Rule string
 	// Detail says what was found, for the developer.
 	Detail string
@@ -131,6 +131,9 @@ var (
 	// ipRunRE finds runs of characters that IP literals are made of.
 	ipRunRE = regexp.MustCompile(`[0-9a-fA-F:.]+`)
 	hostRE  = regexp.MustCompile(`^[a-z0-9.-]+$`)
+	// designNoteRE finds a citation of a numbered design note of a ticket:
+	// the tickets are not in the repository, so a reader cannot follow it.
+	designNoteRE = regexp.MustCompile(`\bDesign\s+notes?\b`)
 	// sectionRE matches text that ends in a reference to a section.
 	sectionRE = regexp.MustCompile(`(?i)(?:section|sections|§)\s*$`)
 )
@@ -142,6 +145,7 @@ func CheckFile(p string, content []byte, allow *Allowed) []Finding {
 		return nil
 	}
 	wl := WhiteLabelApplies(p)
+	goFile := strings.HasSuffix(p, ".go")
 	var out []Finding
 	for i, line := range strings.Split(string(content), "\n") {
 		n := i + 1
@@ -152,6 +156,9 @@ func CheckFile(p string, content []byte, allow *Allowed) []Finding {
 			case emDash:
 				out = append(out, Finding{p, n, "dash", "em dash (U+2014); use a hyphen or rephrase"})
 			}
+		}
+		if goFile && designNoteRE.MatchString(line) {
+			out = append(out, Finding{p, n, "citation", "a ticket's design note is not in the repository; cite docs/adr/NNNN-*.md, a docs/DECISIONS.md row or a docs/spec section, or state the reason in the comment"})
 		}
 		if wl {
 			for _, h := range hostsIn(line) {

@@ -32,6 +32,10 @@ func mustAllow(t *testing.T) *Allowed {
 	return a
 }
 
+// designNote is the phrase of the citation rule, assembled so that this
+// file does not cite a design note itself.
+const designNote = "Design" + " note"
+
 func TestCheckFile(t *testing.T) {
 	t.Parallel()
 	en, em := string(rune(0x2013)), string(rune(0x2014))
@@ -68,6 +72,10 @@ func TestCheckFile(t *testing.T) {
 		{"go.sum is exempt from the white label", "services/server/go.sum", "golang.org/x/text v0.1.0 h1:x\nhost[.]example[.]net\n", nil},
 		{"generated code is exempt from the white label", "internal/api/api.gen.go", "// https://api[.]example[.]net\n", nil},
 		{"generated code still has no dashes", "internal/api/api.gen.go", em + "\n", []string{"dash"}},
+		{"a Go comment citing a ticket's design note is a finding", "internal/a.go", "// the lease (" + designNote + " 4 b)\n", []string{"citation"}},
+		{"a Go test citing design notes is a finding", "internal/a_test.go", "// " + designNote + "s 2 and 5\n", []string{"citation"}},
+		{"a Go comment citing a decision row passes", "internal/a.go", "// the lease (D-M2-26-3, docs/adr/0069)\n", nil},
+		{"prose outside Go may name design notes", "docs/a.md", "the ticket's " + designNote + " 4\n", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,7 +30,7 @@ const (
 // DeliveryStatus is the status column of webhook_deliveries (03 4.11).
 type DeliveryStatus string
 
-// The delivery statuses (Design note 6, D-M2-26-6).
+// The delivery statuses (D-M2-26-6).
 const (
 	// DeliveryPending waits for its first or next attempt, also after a
 	// failed attempt; next_attempt_at is set.
@@ -51,7 +51,7 @@ const (
 // text from the receiver (03 4.11; webhooks.md 4 point 5).
 type LastError string
 
-// The last_error codes (Design note 6, D-M2-26-6).
+// The last_error codes (D-M2-26-6).
 const (
 	// LastErrorTimeout: no answer within webhook.delivery_timeout.
 	LastErrorTimeout LastError = "timeout"
@@ -88,17 +88,15 @@ const (
 	LastErrorInternal LastError = "internal_error"
 )
 
+// lastErrorCodes is the closed list of last_error codes, in the order of
+// the table of docs/api/webhooks.md section 4.
 var lastErrorCodes = []LastError{
 	LastErrorTimeout, LastErrorConnectionFailed, LastErrorTLSFailed, LastErrorAddressBlocked,
 	LastErrorHostNotAllowed, LastErrorHTTPStatus, LastErrorThrottled, LastErrorGone,
 	LastErrorNotAuthorized, LastErrorNotSubscribed, LastErrorEventExpired, LastErrorInternal,
 }
 
-// LastErrorCodes returns the closed list of last_error codes in the order of
-// Design note 6. The result is a fresh slice.
-func LastErrorCodes() []LastError { return append([]LastError(nil), lastErrorCodes...) }
-
-// Valid reports whether c is one of LastErrorCodes.
+// Valid reports whether c is one of the closed list of last_error codes.
 func (c LastError) Valid() bool {
 	for _, v := range lastErrorCodes {
 		if c == v {

@@ -5,7 +5,6 @@ package identity
 
 import (
 	"context"
-	"time"
 
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/ids"
@@ -52,17 +51,4 @@ type Principals interface {
 	IssueAppToken(ctx context.Context, principalID ids.ID) (string, error)
 	// RevokeAppTokens revokes every token of principalID in the unit of work.
 	RevokeAppTokens(ctx context.Context, principalID ids.ID) error
-}
-
-// StepUpFresh reports whether p carries a step-up fresh enough for an
-// action that requires one: p is a person in a session (a personal token
-// never counts, whatever its SteppedUpAt) whose SteppedUpAt lies at most
-// maxAge (identity.step_up_max_age) before now. A session counts as stepped
-// up from its sign-in, because the person entered the password then. The
-// authorizer calls it; now comes from its clock.
-func StepUpFresh(p actor.Principal, now time.Time, maxAge time.Duration) bool {
-	if p.Kind != actor.KindPerson || p.ViaPersonalToken || p.SteppedUpAt.IsZero() {
-		return false
-	}
-	return now.Sub(p.SteppedUpAt) <= maxAge
 }

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"bothy/server/internal/platform/otel/attr"
+	"bothy/server/internal/platform/otel"
 )
 
 // watchExtraCA keeps the roots of the webhook egress client in step with
@@ -53,7 +52,7 @@ func (p *Process) watchExtraCA(ctx context.Context) {
 			}
 			last = sum
 			p.log.WarnContext(ctx, "egress.extra_ca_file cannot be read, keeping the current roots",
-				slog.String(string(attr.ErrorType), errorType(err)))
+				otel.ErrorAttr(err))
 			continue
 		}
 		last = sum

@@ -90,7 +90,7 @@ func TestConfigRegistersTheKeysOfTheBrief(t *testing.T) {
 }
 
 // TestWebhookConfigKeysFollowDesignNote15 pins kind, chapter and lower bound
-// of the keys that Design note 15 of M2-26 fixes.
+// of the keys that D-M2-26-16 fixes.
 func TestWebhookConfigKeysFollowDesignNote15(t *testing.T) {
 	t.Parallel()
 	type want struct {
@@ -255,7 +255,8 @@ func TestConfigCheckWebhookBackoffOrder(t *testing.T) {
 	t.Parallel()
 	runOrderCases(t, "webhook_backoff_order", "webhook.retry_backoff_base", "webhook.retry_backoff_cap", []orderCase{
 		{"a base below the cap passes", "13s", "17s", true},
-		// Design note 15: base at most cap, so equal values (a constant delay) pass.
+		// webhook_backoff_order (D-M2-26-16): base at most cap, so equal
+		// values (a constant delay) pass.
 		{"a base equal to the cap passes", "17s", "17s", true},
 		{"a base above the cap fails", "17s", "13s", false},
 	})

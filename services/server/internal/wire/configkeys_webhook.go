@@ -7,9 +7,9 @@ import (
 	"bothy/server/internal/platform/config"
 )
 
-// webhookConfigKeys are the keys of outgoing webhook delivery (Design note
-// 15 of M2-26). webhook.allowed_hosts is registered once, in
-// appsConfigKeys; webhook.receiver_tolerance is a receiver value and has no
+// webhookConfigKeys are the keys of outgoing webhook delivery (D-M2-26-16).
+// webhook.allowed_hosts is registered once, in appsConfigKeys;
+// webhook.receiver_tolerance is a receiver value and has no
 // server key.
 func webhookConfigKeys() []config.Key {
 	return []config.Key{

@@ -7,12 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"reflect"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/otel/attr"
 	"bothy/server/internal/platform/pg"
 )
@@ -79,7 +77,7 @@ func (p *Process) startUp(ctx context.Context) error {
 		p.log.WarnContext(ctx, "database unavailable at start-up, retrying",
 			slog.Int(string(attr.Count), attempt),
 			slog.Int64(string(attr.Duration), backoff.Milliseconds()),
-			slog.String(string(attr.ErrorType), errorType(err)))
+			otel.ErrorAttr(err))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -105,22 +103,6 @@ func (p *Process) startOnce(ctx context.Context) error {
 	return nil
 }
 
-// errorType names the class of a start-up failure for the log line: the
-// SQLSTATE of a server error, else the Go type of the innermost error. It
-// never carries a host, a user or a password.
-func errorType(err error) string {
-	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
-		return pgErr.Code
-	}
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return reflect.TypeOf(err).String()
-		}
-		err = next
-	}
-}
-
 // serve listens on s.Addr and serves s in the background; a serve error
 // other than the orderly close is sent on failed.
 func (p *Process) serve(ctx context.Context, s *http.Server, failed chan<- error) error {
@@ -144,7 +126,8 @@ func (p *Process) serve(ctx context.Context, s *http.Server, failed chan<- error
 // http.drain_delay when the role serves the API (so a load balancer takes
 // the process out before it stops accepting), then stops accepting and
 // gives in-flight requests http.shutdown_timeout. The operator listener
-// (servers[0]) closes last, once the jobs have stopped, so /metrics and
+// (servers[0]) closes last, once the jobs have stopped and the idle
+// connections of the webhook egress client are closed, so /metrics and
 // /readyz stay readable for the whole drain. skipDelay is set when the stop
 // comes from a failed start or listener, which leaves nothing to drain.
 func (p *Process) drain(ctx context.Context, servers []*http.Server, skipDelay bool) error {
@@ -170,6 +153,13 @@ func (p *Process) drain(ctx context.Context, servers []*http.Server, skipDelay b
 	}
 	shutdown(servers[1:])
 	err := <-stopped
+	// Nothing sends any more (the jobs stopped, the API answered its last
+	// test request): the webhook egress client's kept-alive connections
+	// to receivers are closed now rather than left to the receivers'
+	// timeouts.
+	if p.modules.WebhookEgress != nil {
+		p.modules.WebhookEgress.CloseIdleConnections()
+	}
 	shutdown(servers[:1])
 	return err
 }

@@ -447,16 +447,6 @@ type keyRotation struct{}
 // Kind implements jobs.Args.
 func (keyRotation) Kind() string { return "instance.key_rotation" }
 
-// Runs reports whether the process runs the consumer name (roles worker and
-// all run every registered consumer).
-func (p *Process) Runs(name eventsync.ConsumerName) bool {
-	if p.consumers == nil {
-		return false
-	}
-	_, ok := p.consumers.Runner(name)
-	return ok
-}
-
 // Jobs returns the job runtime, for tests of the registrations.
 func (p *Process) Jobs() *jobs.Runtime { return p.jobs }
 

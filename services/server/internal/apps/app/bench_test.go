@@ -119,7 +119,7 @@ func (w *bundle) appendEvents(tb testing.TB, n int) {
 
 // withoutLeaseWakeUps drops the jobs scheduled after now (the lease
 // wake-ups; the benchmark has no retries). It exists only to measure what
-// the lease wake-up costs; the product always schedules it (Design note 4,
+// the lease wake-up costs; the product always schedules it (D-M2-26-28,
 // once per run since ADR 0067).
 type withoutLeaseWakeUps struct {
 	app.DeliveryScheduler

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
 	eventsync "bothy/server/internal/sync"
@@ -25,7 +26,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		// Paused, disabled or a suspended installation: the rows wait.
 		return nil, nil
 	}
-	host := hostOf(t.URL)
+	host := domain.TargetHost(t.URL)
 	for {
 		now := s.now()
 		if t.Lease.InForce(now) {

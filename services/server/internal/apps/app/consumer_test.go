@@ -101,7 +101,7 @@ func TestWebhookRoundCreatesDeliveries(t *testing.T) {
 	check()
 }
 
-// TestDeliveryGapDisables (Design note 5 e): the head's event left the log
+// TestDeliveryGapDisables (D-M2-26-5): the head's event left the log
 // while the subscription was paused; after the resume the subscription is
 // disabled with cause gap and every expired pending row is dead; a second
 // re-enable delivers the first retained event.
@@ -145,7 +145,7 @@ func TestDeliveryGapDisables(t *testing.T) {
 	require.Equal(t, "active", b.subscription(t, sub).State)
 }
 
-// TestConsumerLossDisablesSubscriptions (Design note 3 f): the consumer
+// TestConsumerLossDisablesSubscriptions (D-M2-26-5): the consumer
 // webhooks itself fell behind retention; the round disables every live
 // subscription with cause gap, makes their pending rows dead and creates
 // nothing for the retained events of that round. A re-enable delivers the
@@ -195,7 +195,7 @@ func TestConsumerLossDisablesSubscriptions(t *testing.T) {
 	require.Len(t, b.transitions(t), 2)
 }
 
-// TestDeliveryQuotaPauses (Design note 3 d, D-M2-26-2): with a blocked
+// TestDeliveryQuotaPauses (D-M2-26-2): with a blocked
 // receiver, the round whose row brings the open deliveries to
 // webhook.max_pending_per_subscription pauses the subscription; rows keep
 // being created; after a resume the next round does not pause again, and

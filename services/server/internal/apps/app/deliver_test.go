@@ -355,7 +355,7 @@ func TestDeliveryRetryAfter(t *testing.T) {
 }
 
 // TestDeliveryBackoffAndConsecutiveFailures: every retry waits within the
-// backoff interval of Design note 7; at webhook.max_consecutive_failures
+// backoff interval of D-M2-26-7; at webhook.max_consecutive_failures
 // the subscription is disabled with the head left pending, and a re-enable
 // sends the head first.
 func TestDeliveryBackoffAndConsecutiveFailures(t *testing.T) {

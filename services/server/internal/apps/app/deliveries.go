@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	mrand "math/rand/v2"
-	"net/url"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -28,7 +27,7 @@ import (
 // configuration; every field names its key.
 type DeliveryOptions struct {
 	// Retry holds webhook.retry_backoff_base, webhook.retry_backoff_cap and
-	// webhook.retry_max_age (Design note 7).
+	// webhook.retry_max_age (D-M2-26-7).
 	Retry webhook.RetryConfig
 	// DeliveryTimeout is webhook.delivery_timeout: the most an attempt
 	// takes, after which the lease wake-up of its run sends it again
@@ -42,7 +41,7 @@ type DeliveryOptions struct {
 	// MaxConsecutiveFailures is webhook.max_consecutive_failures.
 	MaxConsecutiveFailures int
 	// MaxPendingPerSubscription is webhook.max_pending_per_subscription: the
-	// delivery quota of a round (Design note 3 d).
+	// delivery quota of a round (D-M2-26-2).
 	MaxPendingPerSubscription int
 	// SecretRotationOverlap is webhook.secret_rotation_overlap: how long the
 	// previous HMAC generation signs as well after a rotation.
@@ -176,7 +175,7 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 
 // now returns the clock's time cut to microseconds, the precision of
 // timestamptz, so compared and stored times agree.
-func (s *Deliveries) now() time.Time { return s.clock.Now().Truncate(time.Microsecond) }
+func (s *Deliveries) now() time.Time { return clock.Stamp(s.clock) }
 
 // transition is one system transition of a subscription
 // (webhook.Transition) with the subscription and app it happened to.
@@ -229,7 +228,7 @@ func (s *Deliveries) recordTransition(ctx context.Context, t transition) error {
 }
 
 // logTransition logs a system transition at warn level with closed
-// attributes only (Design note 16) and counts it in
+// attributes only (D-M2-26-17) and counts it in
 // bothy.webhook.subscription.transitions.
 func (s *Deliveries) logTransition(ctx context.Context, t transition) {
 	s.metrics.transition(ctx, t)
@@ -249,7 +248,7 @@ type failure struct {
 }
 
 // logFailure logs a delivery that did not succeed at info level with the
-// closed attributes of Design note 16: never the URL path or query, the
+// closed attributes of D-M2-26-17: never the URL path or query, the
 // body, a signature or a secret.
 func (s *Deliveries) logFailure(ctx context.Context, f failure) {
 	args := []any{
@@ -264,14 +263,4 @@ func (s *Deliveries) logFailure(ctx context.Context, f failure) {
 		args = append(args, slog.String(string(attr.ServerAddress), f.host))
 	}
 	s.log.InfoContext(ctx, "webhook delivery failed", args...)
-}
-
-// hostOf returns the host of a subscription URL for telemetry, never its
-// path or query; "" when it does not parse.
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
 }

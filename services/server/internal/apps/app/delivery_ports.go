@@ -26,7 +26,7 @@ import (
 // never waits for a job.
 type DeliveryStore interface {
 	// DeliveryCandidates returns the app subscriptions that may receive an
-	// event of type t (Design note 3 b): state active or paused, t in
+	// event of type t (D-M2-26-1): state active or paused, t in
 	// their event_types, their installation active or suspended with t in
 	// its event_subscriptions; ordered by subscription id, never nil.
 	DeliveryCandidates(ctx context.Context, t eventlog.Type) ([]Candidate, error)

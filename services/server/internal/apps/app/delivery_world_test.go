@@ -346,7 +346,7 @@ func (b *bundle) registerApp(t testing.TB, name string, events, subs []string) a
 	return installed.Installation
 }
 
-func (b *bundle) now() time.Time { return b.clock.Now().UTC().Truncate(time.Microsecond) }
+func (b *bundle) now() time.Time { return clock.Stamp(b.clock) }
 
 // advance moves the fake clock.
 func (b *bundle) advance(t testing.TB, d time.Duration) {

@@ -5,14 +5,15 @@ import (
 	"time"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/apps/domain/webhook"
 )
 
-// gap handles a head whose event left the log (Design note 5 e,
-// D-M2-26-5): the subscription is disabled with cause gap, the head and
-// every pending row below the lowest retained seq become dead with
-// event_expired, and the audit entry names the first and last lost seq. A
-// re-enable then goes on with the first retained pending row.
+// gap handles a head whose event left the log (D-M2-26-5): the
+// subscription is disabled with cause gap, the head and every pending row
+// below the lowest retained seq become dead with event_expired, and the
+// audit entry names the first and last lost seq. A re-enable then goes on
+// with the first retained pending row.
 func (s *Deliveries) gap(ctx context.Context, t *DeliveryTarget, st *step, head ClaimedHead, now time.Time) error {
 	minRetained, err := s.events.MinRetainedSeq(ctx)
 	if err != nil {
@@ -26,7 +27,7 @@ func (s *Deliveries) gap(ctx context.Context, t *DeliveryTarget, st *step, head 
 		return err
 	}
 	st.failed(failure{subscriptionID: t.SubscriptionID, seq: head.EventSeq,
-		reason: apps.LastErrorEventExpired, host: hostOf(t.URL)})
+		reason: apps.LastErrorEventExpired, host: domain.TargetHost(t.URL)})
 	tr, ok, err := s.setState(ctx, t.SubscriptionID, t.Installation.AppID, t.standing(), webhook.EventGap, now)
 	if err != nil || !ok {
 		return err

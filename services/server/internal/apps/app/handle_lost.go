@@ -7,7 +7,7 @@ import (
 	"bothy/server/internal/apps/domain/webhook"
 )
 
-// HandleLost implements sync.ConsumerLossHandler (Design note 3 f): the
+// HandleLost implements sync.ConsumerLossHandler (D-M2-26-5): the
 // consumer webhooks fell behind sync.event_retention and the events from
 // to to left the log before they became rows. Any live subscription could
 // have matched one of them, so every app subscription in state active or

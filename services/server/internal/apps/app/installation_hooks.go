@@ -10,7 +10,7 @@ import (
 	"bothy/server/internal/kernel/authorize"
 )
 
-// Installed implements InstallationHooks (installApp, Design note 14): when
+// Installed implements InstallationHooks (installApp, D-M2-26-15): when
 // the manifest delivers by webhook, the new installation gets one
 // subscription to delivery.events_url for its event_subscriptions, without
 // HMAC, created by the installing owner, after authorize(webhook_out.manage)
@@ -41,7 +41,7 @@ func (w *WebhookService) Installed(ctx context.Context, inst apps.Installation, 
 	})
 }
 
-// Uninstalled implements InstallationHooks (uninstallApp, Design note 5 c):
+// Uninstalled implements InstallationHooks (uninstallApp, D-M2-26-15):
 // every active or paused subscription of the installation becomes disabled
 // with disabled_at = now, in the uninstall's unit of work. The audit entry
 // of app.uninstall covers it.

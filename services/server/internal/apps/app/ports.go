@@ -58,7 +58,7 @@ type Store interface {
 }
 
 // InstallationHooks is where the webhook work joins the installation
-// lifecycle (Design note 14 of M2-26, D-M2-26-15). Each method runs inside
+// lifecycle (D-M2-26-15). Each method runs inside
 // the unit of work of the use case that calls it, after the installation
 // row is written and before the use case records its audit entry and
 // appends app.installation.updated, so the hook's writes commit or roll

@@ -166,7 +166,7 @@ func NewRecovery(d RecoveryDeps, o RecoveryOptions) (*Recovery, error) {
 // subscription (before authorize) and the authorizer's denials; conflict
 // app_not_installed; conflict event_expired; internal.
 func (r *Recovery) RecoverDeliveries(ctx context.Context, cmd apps.RecoverDeliveries) (apps.Recovery, error) {
-	now := r.clock.Now().UTC().Truncate(time.Microsecond)
+	now := clock.Stamp(r.clock)
 	since, until, err := recoveryWindow(cmd.Since, cmd.Until, now)
 	if err != nil {
 		return apps.Recovery{}, err

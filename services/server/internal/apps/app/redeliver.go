@@ -14,7 +14,7 @@ import (
 
 // Redeliver sends a delivery's event again with the same webhook-id
 // (redeliverWebhook; webhook_out.redeliver on the delivery: owners, no
-// step-up; Design note 13 b, D-M2-26-14). In one unit of work: read the
+// step-up; D-M2-26-14). In one unit of work: read the
 // delivery (not_found), authorize, lock its subscription and then the
 // delivery (lock order), check that the event is still in the log, then:
 // a pending delivery becomes due now; a succeeded, failed or dead one

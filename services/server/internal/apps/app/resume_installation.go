@@ -8,8 +8,8 @@ import (
 )
 
 // ResumeInstallation makes the head delivery of each active subscription of
-// the installation due now and schedules its job (app.resume, Design note
-// 14, D-M2-26-15). It runs in the caller's unit of work (or its own when
+// the installation due now and schedules its job (app.resume,
+// D-M2-26-15). It runs in the caller's unit of work (or its own when
 // there is none) and does not authorize: the caller decided app.resume.
 // The subscriptions are locked FOR UPDATE after the installation the
 // caller holds (lock order); a subscription without a pending delivery

@@ -25,7 +25,7 @@ import (
 type Options struct {
 	// AllowedHosts is webhook.allowed_hosts: the hosts (host[:port]) that
 	// manifest delivery addresses may name, checked at registration and
-	// again at install (Design note 9 of M2-26).
+	// again at install (D-M2-26-8).
 	AllowedHosts hostlist.List
 }
 
@@ -83,7 +83,7 @@ func New(d Deps, o Options) (*Service, error) {
 
 // now returns the clock's time cut to microseconds, the precision of
 // timestamptz, so the values a use case returns equal the stored ones.
-func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) now() time.Time { return clock.Stamp(s.clock) }
 
 // newID returns a UUIDv7 stamped with t, so ids sort like the clock.
 func newID(t time.Time) (ids.ID, error) {

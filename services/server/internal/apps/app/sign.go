@@ -10,7 +10,7 @@ import (
 	eventsync "bothy/server/internal/sync"
 )
 
-// sign builds the request of a claimed head (Design notes 4 e and 11): the
+// sign builds the request of a claimed head (D-M2-26-10): the
 // envelope of the event with the delivery field sync_epoch, the timestamp
 // of this attempt, v1a signatures of every webhook_out signer (active key
 // first) and, with HMAC, v1 signatures of the current generation and, inside

@@ -11,7 +11,7 @@ import (
 )
 
 // webhookSigning is what the webhook-signature of one request depends on
-// (Design note 11, D-M2-26-10): the subscription's HMAC setting and the
+// (D-M2-26-10): the subscription's HMAC setting and the
 // request's ID, time and body. Deliveries (deliver.go) and test sends
 // (send_test_event.go) sign through it, so a test is signed exactly as a
 // delivery is.

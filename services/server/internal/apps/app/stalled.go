@@ -52,7 +52,7 @@ func (s *Deliveries) Stalled(ctx context.Context, subscriptionID ids.ID, cause e
 			slog.String(string(attr.WebhookSubscriptionID), subscriptionID.String()),
 			slog.Int64(string(attr.EventSeq), seq),
 			slog.String(string(attr.Reason), string(apps.LastErrorInternal)),
-			slog.String(string(attr.ErrorType), otel.ErrorType(cause)))
+			otel.ErrorAttr(cause))
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ import (
 //   - State paused pauses an active or disabled subscription (disabled_at
 //     cleared); State active resumes a paused or re-enables a disabled one:
 //     consecutive_failures = 0, disabled_at cleared, the head delivery due
-//     now and its job scheduled (Design notes 2 b and 5 a); a State equal to
+//     now and its job scheduled (D-M2-26-27, D-M2-26-29); a State equal to
 //     the current one changes nothing;
 //   - RotateHMACSecret raises hmac_generation, sets hmac_rotated_at = now
 //     and returns the new secret once (marked a one-time secret); the

@@ -115,7 +115,7 @@ func TestInstallCreatesManifestSubscription(t *testing.T) {
 	})
 }
 
-// TestUninstallDisablesSubscriptions (11 4.3, Design note 5 c): uninstall
+// TestUninstallDisablesSubscriptions (11 4.3, D-M2-26-15): uninstall
 // disables every active and paused subscription of the installation with
 // disabled_at in the uninstall's unit of work, covered by the app.uninstall
 // entry; the subscriptions stay listed, and the installation that is gone
@@ -157,7 +157,7 @@ func TestUninstallDisablesSubscriptions(t *testing.T) {
 	require.NoError(t, w.Services.Webhooks.DeleteSubscription(w.As(t, w.Robin.Token), manifest.ID), "deleting stays possible")
 }
 
-// TestResumeInstallationMakesHeadsDue (Design note 14): resuming a
+// TestResumeInstallationMakesHeadsDue (D-M2-26-15): resuming a
 // suspended app makes the head of each active subscription due now and
 // schedules its job in the resume's unit of work; paused subscriptions
 // and later deliveries wait.

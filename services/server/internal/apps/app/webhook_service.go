@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"net/url"
 	"slices"
 	"time"
 
@@ -23,8 +22,8 @@ import (
 	eventsync "bothy/server/internal/sync"
 )
 
-// This file holds the owner side of outgoing webhooks (M2-26 Design notes
-// 2, 5, 13 and 14; docs/api/webhooks.md 1 and 4): WebhookService, its
+// This file holds the owner side of outgoing webhooks (D-M2-26-14, D-M2-26-15,
+// D-M2-26-18, D-M2-26-29; docs/api/webhooks.md 1 and 4): WebhookService, its
 // options and the helpers its use cases share. Each use case of the port
 // apps.Webhooks has a file of its own; installation_hooks.go holds the
 // InstallationHooks the app life cycle calls.
@@ -45,7 +44,7 @@ const ReasonEventExpired = "event_expired"
 // configuration.
 type WebhookOptions struct {
 	// AllowedHosts is webhook.allowed_hosts: the host[:port] entries a
-	// subscription URL must match (Design note 9).
+	// subscription URL must match (D-M2-26-8).
 	AllowedHosts hostlist.List
 	// PageSizeDefault is webhook.page_size_default: the page size of
 	// listWebhookDeliveries without a limit. At least 1.
@@ -129,7 +128,7 @@ func NewWebhookService(d WebhookDeps, o WebhookOptions) (*WebhookService, error)
 
 // now returns the clock's time cut to microseconds, the precision of
 // timestamptz, so returned values equal the stored ones.
-func (w *WebhookService) now() time.Time { return w.clock.Now().UTC().Truncate(time.Microsecond) }
+func (w *WebhookService) now() time.Time { return clock.Stamp(w.clock) }
 
 // withSecret runs fn in one unit of work for a use case that may show a
 // one-time HMAC secret. When needed, the master key is read first, before
@@ -352,7 +351,8 @@ func (w *WebhookService) recordManage(ctx context.Context, p actor.Principal, su
 		auditing.ID("app_id", sub.AppID),
 		auditing.Code("change", change),
 	}
-	if host, ok := auditHost(sub.URL); ok {
+	// A host longer than an audit code allows is left out rather than cut.
+	if host := domain.TargetHost(sub.URL); auditing.ValidCode(host) {
 		details = append(details, auditing.Code("host", host))
 	}
 	details = append(details,
@@ -365,16 +365,4 @@ func (w *WebhookService) recordManage(ctx context.Context, p actor.Principal, su
 		Action: string(authorize.WebhookOutManage), Actor: p, Outcome: auditing.Allow,
 		ResourceKind: string(authorize.KindApp), ResourceID: sub.AppID, Details: details,
 	})
-}
-
-// auditHost returns the canonical host of a stored subscription URL (lower
-// case, IPv6 without brackets) when it fits an audit code; a host longer
-// than a code allows is left out rather than cut.
-func auditHost(rawURL string) (string, bool) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "", false
-	}
-	host := hostlist.Canonical(u.Hostname())
-	return host, host != "" && auditing.ValidCode(host)
 }

@@ -73,7 +73,7 @@ type contract struct {
 	Webhooks map[string]any `yaml:"x-webhooks"`
 }
 
-// TestAppSubscribableMatchesContract (Design note 10, D-M2-26-9): the
+// TestAppSubscribableMatchesContract (D-M2-26-9): the
 // hand-written subscribable set is exactly the event types of the
 // webhooks of the HTTP contract minus those an agent receives (receivers
 // containing agent in docs/spec/actions.yaml), read from the repository,

@@ -7,7 +7,7 @@ import (
 	"bothy/server/internal/kernel/errs"
 )
 
-// subscribable is the set of Design note 10 (D-M2-26-9): every durable event
+// subscribable is the set of D-M2-26-9: every durable event
 // type an app may receive, that is the webhooks of the HTTP contract minus
 // the types whose only receiver is an agent (agent.invocation.requested).
 // Sorted; the contract test compares it with api/openapi.yaml and
@@ -29,7 +29,7 @@ var subscribable = []string{
 func SubscribableEventTypes() []string { return slices.Clone(subscribable) }
 
 // AppSubscribable reports whether an app subscription may name eventType
-// (Design note 10). The comparison is exact: event types have one spelling.
+// (D-M2-26-9). The comparison is exact: event types have one spelling.
 func AppSubscribable(eventType string) bool {
 	_, ok := slices.BinarySearch(subscribable, eventType)
 	return ok

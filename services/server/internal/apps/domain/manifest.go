@@ -189,12 +189,11 @@ const (
 //   - /manifest/delivery/interactions_url: the item codes of
 //     ValidateTarget.
 //
-// The addresses follow the one host[:port] rule of Design note 9
-// (D-M2-26-8): a host or port not in allowed gives the item code
-// webhook_host_not_allowed. The error's code is webhook_host_not_allowed
-// when every defect is such a host defect (as for subscription URLs,
-// R-DM-17), and validation_failed otherwise. Messages and details never
-// contain input.
+// The addresses follow the one host[:port] rule of D-M2-26-8: a host or port
+// not in allowed gives the item code webhook_host_not_allowed. The error's
+// code is webhook_host_not_allowed when every defect is such a host defect (as
+// for subscription URLs, R-DM-17), and validation_failed otherwise. Messages
+// and details never contain input.
 func ValidateManifest(m Manifest, allowed hostlist.List) error {
 	var fields []errs.FieldError
 	add := func(pointer, code string) { fields = append(fields, errs.Field(pointer, code)) }

@@ -42,7 +42,7 @@ const (
 )
 
 // ValidateTarget checks a subscription address against webhook.allowed_hosts
-// (Design note 9, R-DM-17). The address is accepted when it parses as an
+// (D-M2-26-8, R-DM-17). The address is accepted when it parses as an
 // absolute URL with scheme https, a host and no user info or fragment, and
 // its canonical host with its effective port (443 when absent) matches an
 // entry of allowed. Upper case and a trailing dot in the host are normalised
@@ -113,6 +113,20 @@ func ValidateTarget(raw string, allowed hostlist.List) (Target, error) {
 		u.Host += ":" + strconv.Itoa(port)
 	}
 	return Target{URL: u.String(), Host: host, Port: port}, nil
+}
+
+// TargetHost returns the canonical host of a stored subscription address
+// (lower case, no trailing dot, an IP literal without brackets in its
+// shortest form, as Target.Host), or "" when raw does not parse. It is the
+// one way to name the host of an address in telemetry and audit entries,
+// which may carry the host but never the path or query. For an address
+// that ValidateTarget stored, it equals the host of net/url.
+func TargetHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return hostlist.Canonical(u.Hostname())
 }
 
 // uriChars reports whether s holds only the characters RFC 3986 allows in a

@@ -240,3 +240,21 @@ func TestAppSubscribable(t *testing.T) {
 	list[0] = "changed"
 	require.Equal(t, want, domain.SubscribableEventTypes(), "callers get a copy")
 }
+
+func TestTargetHost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, raw, want string
+	}{
+		{"a stored address gives its host", "https://hooks.example.com/bothy?x=1", "hooks.example.com"},
+		{"the port is not part of the host", "https://hooks.example.com:8443/in", "hooks.example.com"},
+		{"an IPv6 literal loses its brackets", "https://[2001:db8::1]/in", "2001:db8::1"},
+		{"upper case and a trailing dot are normalised", "https://Hooks.Example.COM./in", "hooks.example.com"},
+		{"an address that does not parse has no host", "https://hooks.example.com/%zz", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, domain.TargetHost(tc.raw))
+		})
+	}
+}

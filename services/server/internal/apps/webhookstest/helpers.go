@@ -10,7 +10,9 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/adapters/hmackey"
 	chatapp "bothy/server/internal/chat/app"
+	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/wire"
 	"bothy/server/test/harness"
 )
@@ -51,7 +53,7 @@ func (w *World) TrackerSubscription(t testing.TB) apps.Subscription {
 // and gone, dead rows 500 and http_status after three attempts.
 func (w *World) InsertDelivery(t testing.TB, subscription ids.ID, ev Event, status apps.DeliveryStatus, nextAttemptAt time.Time) apps.Delivery {
 	t.Helper()
-	now := w.Clock.Now().UTC().Truncate(time.Microsecond)
+	now := clock.Stamp(w.Clock)
 	d := apps.Delivery{ID: ids.New(), SubscriptionID: subscription, EventSeq: ev.Seq, EventID: ev.ID,
 		EventOccurredAt: ev.OccurredAt.UTC(), Status: status, CreatedAt: now, UpdatedAt: now}
 	switch status {
@@ -68,8 +70,8 @@ func (w *World) InsertDelivery(t testing.TB, subscription ids.ID, ev Event, stat
 		INSERT INTO webhook_deliveries (id, subscription_id, event_seq, event_id, status, attempt, next_attempt_at,
 			last_error, response_code, delivered_at, created_at, updated_at, event_occurred_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), NULLIF($9, 0), $10, $11, $11, $12)`,
-		d.ID, d.SubscriptionID, d.EventSeq, d.EventID, string(d.Status), d.Attempt, nullTime(d.NextAttemptAt),
-		string(d.LastError), d.ResponseCode, nullTime(d.DeliveredAt), d.CreatedAt, d.EventOccurredAt)
+		d.ID, d.SubscriptionID, d.EventSeq, d.EventID, string(d.Status), d.Attempt, pg.NullTime(d.NextAttemptAt),
+		string(d.LastError), d.ResponseCode, pg.NullTime(d.DeliveredAt), d.CreatedAt, d.EventOccurredAt)
 	require.NoError(t, err)
 	return d
 }
@@ -139,13 +141,6 @@ func (w *World) ExpireLog(t testing.TB) {
 	cfg := w.Services.Config
 	w.Clock.Advance(cfg.Sync.EventRetention + 2*cfg.Sync.PartitionInterval)
 	harness.CreatePartitions(t, w.Services.DB, cfg, w.Clock.Now())
-}
-
-func nullTime(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }
 
 // MasterKey returns the HMAC master key the webhook use cases derive the v1

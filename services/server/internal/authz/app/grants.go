@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"time"
 
 	"bothy/server/internal/authz"
 	"bothy/server/internal/kernel/clock"
@@ -47,7 +46,7 @@ func (g *Grants) Grant(ctx context.Context, in authz.NewGrant) (authz.Grant, err
 	if len(fields) > 0 {
 		return authz.Grant{}, errs.Validation(fields...)
 	}
-	now := g.clock.Now().UTC().Truncate(time.Microsecond)
+	now := clock.Stamp(g.clock)
 	id, err := ids.NewAt(now, rand.Reader)
 	if err != nil {
 		return authz.Grant{}, errs.Wrap(err, "authz: grant ID")

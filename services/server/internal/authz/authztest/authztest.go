@@ -89,7 +89,7 @@ func BuildWorld(t testing.TB, db *pgtest.DB, clk clock.Clock) World {
 		Tracker: InsertApp(t, db, "Tracker", TrackerScopes...),
 	}
 	chat := chatpg.NewStore(db.App)
-	now := clk.Now().UTC().Truncate(time.Microsecond)
+	now := clock.Stamp(clk)
 	space := func(name string) ids.ID {
 		sp := chatdomain.Space{ID: ids.New(), Name: name, CreatedBy: w.Robin.ID, CreatedAt: now}
 		require.NoError(t, chat.InsertSpace(ctx, sp))

@@ -159,8 +159,8 @@ func TestCatalogueMatchesTheLeadsTable(t *testing.T) {
 }
 
 // TestDeferredActionsGolden pins the deferred list: empty since
-// webhook_out.deliver got its requirement (Design note 8 of M2-26). A new
-// entry must change this test on purpose.
+// webhook_out.deliver got its requirement (docs/spec/07-permissions.md 8.1). A
+// new entry must change this test on purpose.
 func TestDeferredActionsGolden(t *testing.T) {
 	t.Parallel()
 	require.Empty(t, domain.Deferred())

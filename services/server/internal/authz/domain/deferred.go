@@ -13,7 +13,7 @@ import (
 // returns ErrDeferred. The change that delivers the facts removes the entry
 // and adds the requirement (see the README of internal/authz). The list is
 // empty since webhook_out.deliver got its requirement (AtomDelivery,
-// Design note 8 of M2-26).
+// docs/spec/07-permissions.md 8.1).
 var deferred = map[authorize.Action]string{}
 
 // Deferred returns the deferred actions sorted by id.

@@ -12,8 +12,8 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
-// TestWebhookOutDeliverRequirement is the table of Design note 8 of M2-26:
-// webhook_out.deliver decides the receive action of the event for the app
+// TestWebhookOutDeliverRequirement is the table of docs/spec/07-permissions.md
+// 8.1: webhook_out.deliver decides the receive action of the event for the app
 // on the event's resource, after events:subscribe.
 func TestWebhookOutDeliverRequirement(t *testing.T) {
 	t.Parallel()

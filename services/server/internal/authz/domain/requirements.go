@@ -44,7 +44,7 @@ const (
 	// AtomAuthor: the author rule (Entry.Author), else forbidden not_self.
 	AtomAuthor Atom = "author"
 	// AtomDelivery: the receive check of webhook_out.deliver (Entry.
-	// DeliveryCheck; Design note 8 of M2-26). For a personal event
+	// DeliveryCheck; docs/spec/07-permissions.md 8.1). For a personal event
 	// (Resource.Audience set) the audience is the principal, else not_found
 	// not_self; for every other event the full decision of the receive
 	// action Resource.DeliveryOf for the principal on the event's resource

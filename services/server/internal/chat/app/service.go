@@ -84,7 +84,7 @@ func NewService(d Deps, o Options) (*Service, error) {
 
 // now returns the clock's time cut to microseconds, the precision of
 // timestamptz, so returned rows equal stored rows.
-func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) now() time.Time { return clock.Stamp(s.clock) }
 
 // newID returns a UUIDv7 for at.
 func newID(at time.Time) (ids.ID, error) {

@@ -18,13 +18,6 @@ func (s *Service) CreateAppPrincipal(ctx context.Context, displayName string) (i
 	return s.createPrincipal(ctx, actor.KindApp, displayName)
 }
 
-// CreateAgentPrincipal creates an agent principal (principals and agents
-// rows). The agent transport is not built yet; tests of webhook
-// subscriptions of agents use it. Errors as for CreateAppPrincipal.
-func (s *Service) CreateAgentPrincipal(ctx context.Context, displayName string) (ids.ID, error) {
-	return s.createPrincipal(ctx, actor.KindAgent, displayName)
-}
-
 func (s *Service) createPrincipal(ctx context.Context, kind actor.Kind, displayName string) (ids.ID, error) {
 	name, err := domain.NormalizeName("/display_name", displayName)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/authz/authztest"
-	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/app"
 	"bothy/server/internal/identity/domain"
 	"bothy/server/internal/identity/identitytest"
@@ -33,7 +32,7 @@ func TestSignInOpensASessionSteppedUpAtSignIn(t *testing.T) {
 	p, err := b.env.Service.Authenticate(ctx, s.Token)
 	require.NoError(t, err)
 	require.Equal(t, actor.Principal{ID: robin.ID, Kind: actor.KindPerson, Role: actor.RoleOwner, SessionID: s.Session.ID, SteppedUpAt: t0}, p)
-	require.True(t, identity.StepUpFresh(p, b.clock.Now(), stepUpMaxAge))
+	require.True(t, identitytest.StepUpFresh(p, b.clock.Now(), stepUpMaxAge))
 }
 
 // TestSignInFailuresLookAlike: an unknown email, a malformed email and a
@@ -103,7 +102,7 @@ func TestStepUpFreshAndStale(t *testing.T) {
 	b.clock.Advance(stepUpMaxAge + time.Second) // whole seconds: the database keeps microseconds
 	p, err := b.env.Service.Authenticate(ctx, token)
 	require.NoError(t, err)
-	require.False(t, identity.StepUpFresh(p, b.clock.Now(), stepUpMaxAge), "the sign-in is too long ago")
+	require.False(t, identitytest.StepUpFresh(p, b.clock.Now(), stepUpMaxAge), "the sign-in is too long ago")
 
 	_, err = b.env.Service.StepUp(as(p), app.StepUp{Password: "wrong password here"})
 	requireCode(t, err, errs.CodeUnauthorized)
@@ -119,12 +118,12 @@ func TestStepUpFreshAndStale(t *testing.T) {
 	p, err = b.env.Service.Authenticate(ctx, token)
 	require.NoError(t, err)
 	require.Equal(t, now, p.SteppedUpAt)
-	require.True(t, identity.StepUpFresh(p, b.clock.Now(), stepUpMaxAge))
+	require.True(t, identitytest.StepUpFresh(p, b.clock.Now(), stepUpMaxAge))
 
 	b.clock.Advance(stepUpMaxAge)
-	require.True(t, identity.StepUpFresh(p, b.clock.Now(), stepUpMaxAge), "fresh for exactly identity.step_up_max_age")
+	require.True(t, identitytest.StepUpFresh(p, b.clock.Now(), stepUpMaxAge), "fresh for exactly identity.step_up_max_age")
 	b.clock.Advance(time.Nanosecond)
-	require.False(t, identity.StepUpFresh(p, b.clock.Now(), stepUpMaxAge))
+	require.False(t, identitytest.StepUpFresh(p, b.clock.Now(), stepUpMaxAge))
 
 	require.NoError(t, b.env.Service.SignOut(as(p)))
 	_, err = b.env.Service.StepUp(as(p), app.StepUp{Password: identitytest.Password})

@@ -11,6 +11,7 @@ import (
 
 	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/app"
+	"bothy/server/internal/identity/identitytest"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing/audittest"
 	"bothy/server/internal/kernel/errs"
@@ -74,7 +75,7 @@ func TestPersonalTokensNeverStepUp(t *testing.T) {
 	require.NoError(t, err)
 
 	require.True(t, p.SteppedUpAt.IsZero())
-	require.False(t, identity.StepUpFresh(p, b.clock.Now(), stepUpMaxAge))
+	require.False(t, identitytest.StepUpFresh(p, b.clock.Now(), stepUpMaxAge))
 	_, err = b.env.Service.StepUp(as(p), app.StepUp{Password: "correct horse battery staple"})
 	requireCode(t, err, errs.CodeNotFound)
 	requireCode(t, b.env.Service.SignOut(as(p)), errs.CodeNotFound)

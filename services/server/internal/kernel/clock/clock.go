@@ -34,6 +34,13 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	return Real{}.Sleep(ctx, d)
 }
 
+// Stamp returns c.Now() in UTC, truncated to the microsecond: the instant as
+// a PostgreSQL timestamptz stores it, so that a time written and read back
+// compares equal to the one a rule decided with. It is the one accessor of
+// "now" for code that stores or compares times (D-CL-14); a use case's
+// now() method is a call of it.
+func Stamp(c Clock) time.Time { return c.Now().UTC().Truncate(time.Microsecond) }
+
 // Real is the wall clock. Its zero value is ready to use.
 type Real struct{}
 

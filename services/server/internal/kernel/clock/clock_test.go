@@ -41,3 +41,12 @@ func TestSleepAdvancesAFakeAndWaitsOnTheRealClock(t *testing.T) {
 	require.ErrorIs(t, clock.Sleep(ctx, f, time.Second), context.Canceled)
 	require.Equal(t, start.Add(3*time.Second), f.Now(), "a cancelled sleep does not advance the fake")
 }
+
+func TestStampIsUTCToTheMicrosecond(t *testing.T) {
+	t.Parallel()
+	berlin := time.FixedZone("CET", 3600)
+	f := clock.NewFake(time.Date(2026, 12, 2, 8, 0, 0, 123456789, berlin))
+	got := clock.Stamp(f)
+	require.Equal(t, time.Date(2026, 12, 2, 7, 0, 0, 123456000, time.UTC), got)
+	require.Equal(t, time.UTC, got.Location())
+}

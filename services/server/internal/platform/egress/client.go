@@ -166,8 +166,9 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// CloseIdleConnections closes the pooled connections that are not in use,
-// for example at shutdown.
+// CloseIdleConnections closes the pooled connections that are not in use.
+// A process calls it when it stops, once nothing sends any more
+// (internal/wire, the drain), so receivers see the connections end.
 func (c *Client) CloseIdleConnections() { c.conns.Load().transport.CloseIdleConnections() }
 
 // checkURL applies the URL rules and Options.Hosts; it returns the canonical

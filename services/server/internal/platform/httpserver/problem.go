@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -136,7 +135,7 @@ func problemFor(code errs.Code, reason string, fields []errs.FieldError) Problem
 
 // WriteError answers the request with the problem document of err. Server
 // faults are logged at error level with the request ID, the route and
-// error.type (the Go type of the innermost cause), never with the error's
+// error.type (errs.Class: the class of the innermost cause), never with the error's
 // text, which may carry input. It is the error handler for the generated
 // strict server (request and response errors alike).
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
@@ -155,7 +154,7 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if fault {
 		s.log.LogAttrs(ctx, slog.LevelError, "request failed",
-			slog.String(string(attr.ErrorType), errorType(err)),
+			slog.String(string(attr.ErrorType), errs.Class(err)),
 			slog.String(string(attr.RequestID), correlation.From(ctx)),
 			slog.String(string(attr.HTTPRoute), routeOf(ctx)))
 	}
@@ -173,7 +172,7 @@ func (s *Server) countOutage(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	s.outages.Add(ctx, 1, metric.WithAttributes(attr.HTTPRoute.String(routeOf(ctx))))
 	s.log.LogAttrs(ctx, slog.LevelWarn, "database unavailable",
-		slog.String(string(attr.ErrorType), errorType(err)),
+		slog.String(string(attr.ErrorType), errs.Class(err)),
 		slog.String(string(attr.RequestID), correlation.From(ctx)),
 		slog.String(string(attr.HTTPRoute), routeOf(ctx)))
 }
@@ -199,21 +198,4 @@ func writeProblem(ctx context.Context, w http.ResponseWriter, p Problem) {
 	}
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(body)
-}
-
-// errorType names the class of err for logs: the Go type of the innermost
-// cause, such as "*pgconn.PgError". It never includes the error's text.
-func errorType(err error) string {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			if multi, ok := err.(interface{ Unwrap() []error }); ok && len(multi.Unwrap()) > 0 {
-				next = multi.Unwrap()[0]
-			}
-		}
-		if next == nil {
-			return fmt.Sprintf("%T", err)
-		}
-		err = next
-	}
 }

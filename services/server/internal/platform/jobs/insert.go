@@ -21,8 +21,9 @@ type InsertOptions struct {
 var (
 	// ErrNoTransaction is returned by InsertTx outside a unit of work: a job
 	// committed without the rows it serves, or kept after they rolled back,
-	// would be a bug.
-	ErrNoTransaction = errs.New(errs.CodeInternal, "job insert outside a unit of work")
+	// would be a bug. It is pg.ErrNoUnitOfWork, the error of the one guard
+	// pg.RequireTx.
+	ErrNoTransaction = pg.ErrNoUnitOfWork
 	// ErrUnknownKind is returned by InsertTx for a kind that no Register call
 	// declared.
 	ErrUnknownKind = errs.New(errs.CodeInternal, "job kind not registered")
@@ -42,9 +43,9 @@ type Inserter struct {
 // ErrUnknownKind for an unregistered kind, and an internal *errs.Error when
 // the database refuses the insert.
 func (i *Inserter) InsertTx(ctx context.Context, args Args, o InsertOptions) error {
-	tx, ok := pg.TxFrom(ctx)
-	if !ok {
-		return ErrNoTransaction
+	tx, err := pg.RequireTx(ctx)
+	if err != nil {
+		return err
 	}
 	ho, ok := i.r.Registered(args.Kind())
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 
@@ -465,9 +466,9 @@ func TestSnoozeRunsTheJobAgainAndCancelEndsIt(t *testing.T) {
 		call := n.(*atomic.Int32).Add(1)
 		switch {
 		case job.Args.N == 1 && call == 1:
-			return jobs.Snooze(0)
+			return river.JobSnooze(0)
 		case job.Args.N == 2:
-			return jobs.Cancel(errors.New("the subscription is gone"))
+			return river.JobCancel(errors.New("the subscription is gone"))
 		}
 		return nil
 	})

@@ -13,19 +13,10 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/otel/attr"
 )
-
-// Snooze returns the error a handler returns to run its job again after d
-// without counting an attempt, for example while a resource it waits for is
-// busy. d is at least 0.
-func Snooze(d time.Duration) error { return river.JobSnooze(max(d, 0)) }
-
-// Cancel returns the error a handler returns to end its job for good,
-// whatever attempts remain, for example when the row it served is gone. err
-// is kept in River's row only.
-func Cancel(err error) error { return river.JobCancel(err) }
 
 // The outcomes of one run of a job: the values of bothy.outcome on the job
 // metrics and the span job.work.
@@ -37,9 +28,9 @@ const (
 	OutcomeRetried = "retried"
 	// OutcomeDiscarded: the handler failed on the last attempt.
 	OutcomeDiscarded = "discarded"
-	// OutcomeSnoozed: the handler returned Snooze.
+	// OutcomeSnoozed: the handler returned River's river.JobSnooze.
 	OutcomeSnoozed = "snoozed"
-	// OutcomeCancelled: the handler returned Cancel.
+	// OutcomeCancelled: the handler returned River's river.JobCancel.
 	OutcomeCancelled = "cancelled"
 	// OutcomeInterrupted: Stop cancelled the handler after
 	// jobs.shutdown_timeout; River makes the job available again without
@@ -111,7 +102,7 @@ func (r *Runtime) run(ctx context.Context, kind, queue string, final bool, fn fu
 		span.SetAttributes(attr.Outcome.String(outcome))
 		if outcome == OutcomeRetried || outcome == OutcomeDiscarded {
 			span.SetStatus(codes.Error, "")
-			span.SetAttributes(attr.ErrorType.String(otel.ErrorType(failure)))
+			span.SetAttributes(attr.ErrorType.String(errs.Class(failure)))
 			level, msg := slog.LevelWarn, "job failed"
 			if outcome == OutcomeDiscarded {
 				level, msg = slog.LevelError, "job discarded"

@@ -3,10 +3,8 @@ package otel
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"regexp"
 	"strings"
 
 	"go.opentelemetry.io/otel/trace"
@@ -53,7 +51,7 @@ func AllowedLogKeys() []string {
 // a secret under a key of its own. Groups are not part of the log format:
 // attributes inside a group (slog.Group with a name, Logger.WithGroup) are
 // dropped; groups without a name are flattened. A value that is an error is
-// never printed: it is replaced by ErrorType, because error text may carry
+// never printed: it is replaced by errs.Class, because error text may carry
 // input of unknown origin. When the context carries a valid span, the
 // handler adds trace_id and span_id.
 func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler {
@@ -65,10 +63,10 @@ func NewLogger(w io.Writer, level slog.Leveler) *slog.Logger {
 	return slog.New(NewLogHandler(w, level))
 }
 
-// ErrorAttr returns the attribute error.type with ErrorType(err): the way to
-// log an error.
+// ErrorAttr returns the attribute error.type with errs.Class(err), the one
+// classifier of errors (D-CL-10): the way to log an error.
 func ErrorAttr(err error) slog.Attr {
-	return slog.String(string(attr.ErrorType), ErrorType(err))
+	return slog.String(string(attr.ErrorType), errs.Class(err))
 }
 
 // ParseLevel parses log.level: debug, info, warn or error, in any case. The
@@ -149,94 +147,8 @@ func allowed(dst []slog.Attr, a slog.Attr) []slog.Attr {
 		return dst
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			v = slog.StringValue(ErrorType(err))
+			v = slog.StringValue(errs.Class(err))
 		}
 	}
 	return append(dst, slog.Attr{Key: a.Key, Value: v})
-}
-
-// classRE is what a class declared by an error may look like: a short code,
-// never free text.
-var classRE = regexp.MustCompile(`^[A-Za-z0-9_.*/-]{1,64}$`)
-
-// other is the class of an error that says nothing safe about itself, as in
-// the OpenTelemetry semantic conventions for error.type.
-const other = "_OTHER"
-
-// ErrorType returns a stable, low-cardinality class for err that is safe to
-// log and to put on spans and metrics (error.type). It never returns the
-// error's text. The first rule that applies wins:
-//
-//  1. an error in the chain with a method ErrorType() string declares its
-//     class (for example egress address_blocked); a class that does not look
-//     like a code becomes _OTHER;
-//  2. an *errs.Error gives its code, and code/reason when it has a reason;
-//  3. context.DeadlineExceeded gives deadline_exceeded, context.Canceled
-//     gives canceled;
-//  4. an error with SQLState() string (a PostgreSQL error) gives pg_<SQLSTATE>;
-//  5. otherwise the Go type of the innermost error of the chain (the first
-//     member of a joined error), for example *net.OpError, except the
-//     anonymous types of errors.New and fmt.Errorf, which give _OTHER.
-//
-// It returns "" for nil.
-func ErrorType(err error) string {
-	if err == nil {
-		return ""
-	}
-	var declared interface{ ErrorType() string }
-	if errors.As(err, &declared) {
-		if c := declared.ErrorType(); classRE.MatchString(c) {
-			return c
-		}
-		return other
-	}
-	if e, ok := errs.As(err); ok {
-		if e.Reason != "" {
-			return string(e.Code) + "/" + e.Reason
-		}
-		return string(e.Code)
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline_exceeded"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	}
-	var pgErr interface{ SQLState() string }
-	if errors.As(err, &pgErr) {
-		if c := "pg_" + pgErr.SQLState(); classRE.MatchString(c) {
-			return c
-		}
-		return other
-	}
-	name := fmt.Sprintf("%T", innermost(err))
-	switch name {
-	case "*errors.errorString", "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError":
-		return other
-	}
-	if !classRE.MatchString(name) {
-		return other
-	}
-	return name
-}
-
-func innermost(err error) error {
-	for {
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			next := u.Unwrap()
-			if next == nil {
-				return err
-			}
-			err = next
-		case interface{ Unwrap() []error }:
-			list := u.Unwrap()
-			if len(list) == 0 || list[0] == nil {
-				return err
-			}
-			err = list[0]
-		default:
-			return err
-		}
-	}
 }

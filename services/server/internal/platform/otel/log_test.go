@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/trace"
 
@@ -157,48 +155,6 @@ func TestAllowedLogKeys(t *testing.T) {
 	}
 	require.Subset(t, allowed, []string{slog.TimeKey, slog.LevelKey, slog.MessageKey, "trace_id", "span_id"})
 	require.Len(t, allowed, len(attr.All())+5, "nothing else is allowed")
-}
-
-type classified struct{}
-
-func (classified) Error() string     { return "refused https://hooks.example.com" }
-func (classified) ErrorType() string { return "address_blocked" }
-
-type badClass struct{}
-
-func (badClass) Error() string     { return "x" }
-func (badClass) ErrorType() string { return "has spaces and https://hooks.example.com" }
-
-type custom struct{}
-
-func (*custom) Error() string { return "custom" }
-
-func TestErrorType(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"nil has no type", nil, ""},
-		{"a class declared by the error wins", fmt.Errorf("wrap: %w", classified{}), "address_blocked"},
-		{"a declared class that is not a code is replaced", badClass{}, "_OTHER"},
-		{"a bothy error gives its code", errs.NotFound(), "not_found"},
-		{"a bothy error gives code and reason", fmt.Errorf("use case: %w", errs.Forbidden("scope_missing")), "forbidden/scope_missing"},
-		{"a deadline gives deadline_exceeded", fmt.Errorf("query: %w", context.DeadlineExceeded), "deadline_exceeded"},
-		{"a cancellation gives canceled", context.Canceled, "canceled"},
-		{"a PostgreSQL error gives its SQLSTATE", fmt.Errorf("insert: %w", &pgconn.PgError{Code: "23505", Message: "duplicate key (Alex)"}), "pg_23505"},
-		{"an unexpected EOF gives the innermost type", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), "_OTHER"},
-		{"a custom type gives its Go type name", fmt.Errorf("a: %w", fmt.Errorf("b: %w", &custom{})), "*otel_test.custom"},
-		{"a joined error gives its first member", errors.Join(&custom{}, io.EOF), "*otel_test.custom"},
-		{"a plain message gives _OTHER", errors.New("GET https://hooks.example.com"), "_OTHER"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, otel.ErrorType(tc.err))
-		})
-	}
 }
 
 func TestParseLevel(t *testing.T) {

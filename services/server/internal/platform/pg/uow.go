@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/txn"
 )
 
@@ -29,6 +30,23 @@ type txKey struct{}
 func TxFrom(ctx context.Context) (pgx.Tx, bool) {
 	tx, ok := ctx.Value(txKey{}).(pgx.Tx)
 	return tx, ok
+}
+
+// ErrNoUnitOfWork is returned by RequireTx outside a unit of work. It is an
+// internal *errs.Error: a caller that needs a transaction and has none is a
+// bug of the code, never of the request.
+var ErrNoUnitOfWork = errs.New(errs.CodeInternal, "no unit of work in the context")
+
+// RequireTx returns the transaction of the unit of work in ctx, or
+// ErrNoUnitOfWork outside one. It is the one guard of the statements that
+// mean nothing on their own (D-CL-13): a row or advisory lock that would end
+// with its statement, an event or a job that must commit with the change it
+// belongs to.
+func RequireTx(ctx context.Context) (pgx.Tx, error) {
+	if tx, ok := TxFrom(ctx); ok {
+		return tx, nil
+	}
+	return nil, ErrNoUnitOfWork
 }
 
 // WithTx returns ctx carrying tx as the ambient transaction. UnitOfWork uses

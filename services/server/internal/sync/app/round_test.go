@@ -47,12 +47,12 @@ func TestRoundsReadAtMostABatch(t *testing.T) {
 	require.Equal(t, []int64{1, 2, 3, 4, 5}, handled)
 }
 
-// TestRoundCallsHandleLost is the test of the spec (M2-26 Tests, Design note
-// 3 f): a consumer whose cursor fell behind a partition dropped through the
-// fake clock and the partition maintenance learns the lost range once,
-// before its first event; an error rolls the round back, so neither the
-// cursor nor anything the handler wrote moves; a handler without the
-// interface runs as before.
+// TestRoundCallsHandleLost is the test of the gap found from the lost range of
+// a round (D-M2-26-5): a consumer whose cursor fell behind a partition dropped
+// through the fake clock and the partition maintenance learns the lost range
+// once, before its first event; an error rolls the round back, so neither the
+// cursor nor anything the handler wrote moves; a handler without the interface
+// runs as before.
 func TestRoundCallsHandleLost(t *testing.T) {
 	t.Parallel()
 	// arrange: events 1 and 2 in the 09:00 partition, 3 in the 10:00 one;

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 
-	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/otel/attr"
 	eventsync "bothy/server/internal/sync"
 	"bothy/server/internal/sync/domain"
@@ -270,7 +270,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break
 			}
-			r.log.WarnContext(ctx, "consumer session failed", slog.String(string(attr.ErrorType), errorType(err)))
+			r.log.WarnContext(ctx, "consumer session failed", otel.ErrorAttr(err))
 			sleep(ctx, nil, r.opts.PollInterval)
 			continue
 		}
@@ -302,7 +302,7 @@ func (r *Runner) serve(ctx context.Context, sess Session) {
 				if ctx.Err() != nil {
 					return
 				}
-				r.log.ErrorContext(ctx, "consumer round failed", slog.String(string(attr.ErrorType), errorType(err)))
+				r.log.ErrorContext(ctx, "consumer round failed", otel.ErrorAttr(err))
 				if !sleep(ctx, sess.Lost(), r.opts.PollInterval) {
 					return
 				}
@@ -339,20 +339,5 @@ func sleep(ctx context.Context, lost <-chan struct{}, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
-	}
-}
-
-// errorType names the class of err for logs: the problem code of an
-// *errs.Error, otherwise the Go type of the innermost wrapped error.
-func errorType(err error) string {
-	if e, ok := errs.As(err); ok {
-		return string(e.Code)
-	}
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return fmt.Sprintf("%T", err)
-		}
-		err = next
 	}
 }

@@ -278,7 +278,7 @@ func TestUpdateWebhookSubscription(t *testing.T) {
 		httpservertest.RequireSecretAbsent(t, w.Services.DB.App, secret, "idempotency_keys", "webhook_subscriptions", "audit_events")
 
 		// The signing set of a delivery follows from the stored row
-		// (Design note 11 b): inside webhook.secret_rotation_overlap the
+		// (D-M2-26-10): inside webhook.secret_rotation_overlap the
 		// new and the old generation, after it the new one only.
 		stored, err := w.Services.Webhooks.ListSubscriptions(w.As(t, w.Robin.Token), w.Tracker.ID)
 		require.NoError(t, err)

@@ -10,7 +10,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -132,7 +131,7 @@ func (s *Store) Installation(ctx context.Context, id ids.ID, lock apps.Lock) (ap
 	case apps.NoLock:
 		return installation(q.AppInstallationGetByID(ctx, id))
 	case apps.ForShare:
-		if err := needUnitOfWork(ctx); err != nil {
+		if _, err := pg.RequireTx(ctx); err != nil {
 			return apps.Installation{}, false, err
 		}
 		return installation(q.AppInstallationGetByIDForShare(ctx, id))
@@ -147,7 +146,7 @@ func (s *Store) CurrentInstallation(ctx context.Context, appID ids.ID, lock apps
 	case apps.NoLock:
 		return installation(q.AppInstallationCurrentByApp(ctx, appID))
 	case apps.ForShare:
-		if err := needUnitOfWork(ctx); err != nil {
+		if _, err := pg.RequireTx(ctx); err != nil {
 			return apps.Installation{}, false, err
 		}
 		return installation(q.AppInstallationCurrentByAppForShare(ctx, appID))
@@ -157,22 +156,13 @@ func (s *Store) CurrentInstallation(ctx context.Context, appID ids.ID, lock apps
 
 // LockCurrentInstallation implements app.Store.
 func (s *Store) LockCurrentInstallation(ctx context.Context, appID ids.ID) (apps.Installation, bool, error) {
-	if err := needUnitOfWork(ctx); err != nil {
+	if _, err := pg.RequireTx(ctx); err != nil {
 		return apps.Installation{}, false, err
 	}
 	return installation(s.q(ctx).AppInstallationCurrentByAppForUpdate(ctx, appID))
 }
 
 var errUnknownLock = errs.Internalf("apps: unknown installation lock")
-
-// needUnitOfWork refuses a locking read outside a unit of work: its lock
-// would end with the statement.
-func needUnitOfWork(ctx context.Context) error {
-	if _, ok := pg.TxFrom(ctx); !ok {
-		return errs.Internalf("apps: a locking installation read needs a unit of work")
-	}
-	return nil
-}
 
 // installationRow is the shape of every installation read: the row and the
 // app's principal.
@@ -210,7 +200,7 @@ func (s *Store) InsertInstallation(ctx context.Context, inst apps.Installation) 
 		ID: inst.ID, AppID: inst.AppID, State: string(inst.State),
 		GrantedScopes: nonNil(inst.GrantedScopes), EventSubscriptions: nonNil(inst.EventSubscriptions),
 		InstalledBy: inst.InstalledBy, InstalledAt: inst.InstalledAt, UpdatedAt: inst.UpdatedAt,
-		UninstalledAt: nullTime(inst.UninstalledAt),
+		UninstalledAt: pg.NullTime(inst.UninstalledAt),
 	})
 	if pg.IsUniqueViolation(err, currentKey) {
 		return errs.Conflict(domain.ReasonAlreadyInstalled)
@@ -226,7 +216,7 @@ func (s *Store) UpdateInstallation(ctx context.Context, inst apps.Installation) 
 	n, err := s.q(ctx).AppInstallationUpdate(ctx, db.AppInstallationUpdateParams{
 		ID: inst.ID, State: string(inst.State),
 		GrantedScopes: nonNil(inst.GrantedScopes), EventSubscriptions: nonNil(inst.EventSubscriptions),
-		UpdatedAt: inst.UpdatedAt, UninstalledAt: nullTime(inst.UninstalledAt),
+		UpdatedAt: inst.UpdatedAt, UninstalledAt: pg.NullTime(inst.UninstalledAt),
 	})
 	if err != nil {
 		return errs.Wrap(err, "apps: updating the installation failed")
@@ -261,11 +251,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func nullTime(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }

@@ -43,9 +43,9 @@ func (s *DeliveryStore) q(ctx context.Context) *db.Queries { return db.New(pg.Co
 // locked returns the queries on the ambient transaction and an internal
 // error outside one: a row lock would end with its statement.
 func (s *DeliveryStore) locked(ctx context.Context) (*db.Queries, error) {
-	tx, ok := pg.TxFrom(ctx)
-	if !ok {
-		return nil, errs.Internalf("apps: a locking delivery query needs a unit of work")
+	tx, err := pg.RequireTx(ctx)
+	if err != nil {
+		return nil, err
 	}
 	return db.New(tx), nil
 }
@@ -182,7 +182,7 @@ func (s *DeliveryStore) LockLiveSubscriptions(ctx context.Context) ([]app.Subscr
 // SetSubscriptionState implements app.DeliveryStore.
 func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, state apps.SubscriptionState, disabledAt, now time.Time) error {
 	n, err := s.q(ctx).WebhookSubscriptionSetSystemState(ctx, db.WebhookSubscriptionSetSystemStateParams{
-		State: string(state), DisabledAt: nullTime(disabledAt), Now: now, ID: id,
+		State: string(state), DisabledAt: pg.NullTime(disabledAt), Now: now, ID: id,
 	})
 	if err != nil {
 		return errs.Wrap(err, "apps: changing the webhook subscription state failed")
@@ -259,10 +259,10 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
 	p := db.WebhookDeliveryRecordAttemptParams{
 		Status:         string(r.Status),
-		NextAttemptAt:  nullTime(r.NextAttemptAt),
+		NextAttemptAt:  pg.NullTime(r.NextAttemptAt),
 		LastError:      nullString(string(r.LastError)),
 		ResponseCode:   nullInt32(r.ResponseCode),
-		DeliveredAt:    nullTime(r.DeliveredAt),
+		DeliveredAt:    pg.NullTime(r.DeliveredAt),
 		Now:            r.Now,
 		ID:             r.DeliveryID,
 		Attempt:        int32(r.Attempt),
@@ -272,7 +272,7 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 	}
 	if c := r.Subscription; c != nil {
 		p.ChangeSubscription = true
-		p.State, p.DisabledAt = string(c.State), nullTime(c.DisabledAt)
+		p.State, p.DisabledAt = string(c.State), pg.NullTime(c.DisabledAt)
 		p.ConsecutiveFailures, p.Delivered = int32(c.ConsecutiveFailures), c.Delivered
 		p.SigningKeyKid = nullString(c.SigningKeyKID)
 	}

@@ -6,6 +6,7 @@ import (
 	"bothy/server/internal/apps/adapters/postgres/db"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/pg"
 )
 
 // This file is the bulk recovery of the webhook tables (ADR 0079):
@@ -18,7 +19,7 @@ var _ app.RecoveryStore = (*SubscriptionStore)(nil)
 // the subscription's row lock, and the rows it recovers are locked until
 // that unit of work ends.
 func (s *SubscriptionStore) RecoverDeliveries(ctx context.Context, w app.RecoveryWindow) (app.RecoveredDeliveries, error) {
-	if err := needTx(ctx); err != nil {
+	if _, err := pg.RequireTx(ctx); err != nil {
 		return app.RecoveredDeliveries{}, err
 	}
 	if w.Max < 1 || w.Max > 1<<30 {

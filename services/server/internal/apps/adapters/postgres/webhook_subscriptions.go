@@ -34,15 +34,6 @@ func NewSubscriptionStore(pool *pgxpool.Pool) *SubscriptionStore {
 	return &SubscriptionStore{handle: newHandle(pool, "NewSubscriptionStore")}
 }
 
-// needTx refuses a locking read outside a unit of work, where its lock
-// would end with the statement.
-func needTx(ctx context.Context) error {
-	if _, ok := pg.TxFrom(ctx); !ok {
-		return errs.Internalf("apps: a locking webhook read needs a unit of work")
-	}
-	return nil
-}
-
 // InsertSubscription implements app.SubscriptionStore.
 func (s *SubscriptionStore) InsertSubscription(ctx context.Context, sub apps.Subscription) error {
 	err := s.q(ctx).WebhookSubscriptionInsert(ctx, db.WebhookSubscriptionInsertParams{
@@ -65,7 +56,7 @@ func (s *SubscriptionStore) Subscription(ctx context.Context, id ids.ID) (apps.S
 
 // LockSubscription implements app.SubscriptionStore.
 func (s *SubscriptionStore) LockSubscription(ctx context.Context, id ids.ID) (apps.Subscription, bool, error) {
-	if err := needTx(ctx); err != nil {
+	if _, err := pg.RequireTx(ctx); err != nil {
 		return apps.Subscription{}, false, err
 	}
 	row, err := s.q(ctx).WebhookSubscriptionLockWithApp(ctx, id)
@@ -84,7 +75,7 @@ func oneSubscription(row db.WebhookSubscription, appID ids.ID, err error) (apps.
 
 // LockInstallationSubscriptions implements app.SubscriptionStore.
 func (s *SubscriptionStore) LockInstallationSubscriptions(ctx context.Context, installationID ids.ID) ([]apps.Subscription, error) {
-	if err := needTx(ctx); err != nil {
+	if _, err := pg.RequireTx(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := s.q(ctx).WebhookSubscriptionLockByInstallation(ctx, installationID)
@@ -111,8 +102,8 @@ func (s *SubscriptionStore) AppSubscriptions(ctx context.Context, appID ids.ID) 
 func (s *SubscriptionStore) UpdateSubscription(ctx context.Context, sub apps.Subscription) error {
 	n, err := s.q(ctx).WebhookSubscriptionUpdateOwned(ctx, db.WebhookSubscriptionUpdateOwnedParams{
 		ID: sub.ID, Url: sub.URL, EventTypes: nonNil(sub.EventTypes), State: string(sub.State),
-		HmacGeneration: int32(sub.HMACGeneration), HmacRotatedAt: nullTime(sub.HMACRotatedAt),
-		ConsecutiveFailures: int32(sub.ConsecutiveFailures), DisabledAt: nullTime(sub.DisabledAt),
+		HmacGeneration: int32(sub.HMACGeneration), HmacRotatedAt: pg.NullTime(sub.HMACRotatedAt),
+		ConsecutiveFailures: int32(sub.ConsecutiveFailures), DisabledAt: pg.NullTime(sub.DisabledAt),
 		MaxPerSecond: nullInt32(sub.MaxPerSecond), UpdatedAt: sub.UpdatedAt,
 	})
 	if err != nil {
@@ -151,7 +142,7 @@ func (s *SubscriptionStore) Delivery(ctx context.Context, id ids.ID) (apps.Deliv
 
 // LockDelivery implements app.SubscriptionStore.
 func (s *SubscriptionStore) LockDelivery(ctx context.Context, id ids.ID) (apps.Delivery, bool, error) {
-	if err := needTx(ctx); err != nil {
+	if _, err := pg.RequireTx(ctx); err != nil {
 		return apps.Delivery{}, false, err
 	}
 	row, err := s.q(ctx).WebhookDeliveryLockByID(ctx, id)
@@ -171,8 +162,8 @@ func oneDelivery(row db.WebhookDelivery, err error) (apps.Delivery, bool, error)
 // UpdateRedelivered implements app.SubscriptionStore.
 func (s *SubscriptionStore) UpdateRedelivered(ctx context.Context, d apps.Delivery) error {
 	n, err := s.q(ctx).WebhookDeliveryUpdateForRedelivery(ctx, db.WebhookDeliveryUpdateForRedeliveryParams{
-		ID: d.ID, Status: string(d.Status), NextAttemptAt: nullTime(d.NextAttemptAt), LastError: nullString(string(d.LastError)),
-		ResponseCode: nullInt32(d.ResponseCode), DeliveredAt: nullTime(d.DeliveredAt), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+		ID: d.ID, Status: string(d.Status), NextAttemptAt: pg.NullTime(d.NextAttemptAt), LastError: nullString(string(d.LastError)),
+		ResponseCode: nullInt32(d.ResponseCode), DeliveredAt: pg.NullTime(d.DeliveredAt), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 	})
 	if err != nil {
 		return errs.Wrap(err, "apps: updating the webhook delivery failed")

@@ -8,13 +8,13 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"bothy/server/internal/apps/app"
+	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/platform/buildinfo"
 	"bothy/server/internal/platform/egress"
@@ -58,7 +58,7 @@ func NewSender(client *egress.Client, tp trace.TracerProvider) *Sender {
 // webhook.Outcome.SpanOutcome. Errors are the egress client's, unchanged, so
 // webhook.Classify sees their types; their messages name the host only.
 func (s *Sender) Send(ctx context.Context, req app.SignedRequest) (app.SendResult, error) {
-	host := hostOf(req.URL)
+	host := domain.TargetHost(req.URL)
 	ctx, span := s.tracer.Start(ctx, SpanName, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attr.ServerAddress.String(host), attr.WebhookSubscriptionID.String(req.SubscriptionID.String())))
 	defer span.End()
@@ -97,13 +97,4 @@ func (s *Sender) finish(span trace.Span, status int, err error) {
 	if o.Kind != webhook.OutcomeSuccess {
 		span.SetStatus(codes.Error, string(o.LastError))
 	}
-}
-
-// hostOf returns the host of raw for telemetry, or "" when it does not parse.
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
 }

@@ -18,7 +18,7 @@ import (
 // OutcomeKind says what an attempt achieved.
 type OutcomeKind string
 
-// The kinds of outcome (Design note 6).
+// The kinds of outcome (D-M2-26-6).
 const (
 	// OutcomeSuccess: a 2xx answer; the delivery is succeeded.
 	OutcomeSuccess OutcomeKind = "success"
@@ -52,7 +52,7 @@ func (o Outcome) Retryable() bool {
 }
 
 // SpanOutcome returns the value of the span attribute bothy.outcome from the
-// closed list succeeded, throttled, gone, failed, blocked (Design note 16):
+// closed list succeeded, throttled, gone, failed, blocked (D-M2-26-17):
 // refusals of the egress client are "blocked", every other failure "failed".
 func (o Outcome) SpanOutcome() string {
 	switch o.Kind {
@@ -82,7 +82,7 @@ type timeouter interface {
 	Timeout() bool
 }
 
-// Classify maps the result of one attempt to its Outcome (Design note 6).
+// Classify maps the result of one attempt to its Outcome (D-M2-26-6).
 // statusCode is the HTTP status of the answer; transportErr the error of the
 // send, nil when an answer arrived. A non-nil transportErr wins over any
 // status.
@@ -171,7 +171,7 @@ func has[E error](err error) bool {
 }
 
 // Backoff returns the wait before the next attempt after failedAttempts
-// counted or throttled failures in a row of one delivery (Design note 7):
+// counted or throttled failures in a row of one delivery (D-M2-26-7):
 // a uniform random duration in [base, min(cap, base * 2^(n-1))], exponential
 // with full jitter between base and cap. base is webhook.retry_backoff_base,
 // cap webhook.retry_backoff_cap.
@@ -242,7 +242,7 @@ func allDigits(s string) bool {
 	return true
 }
 
-// RetryConfig holds the timing keys of Design note 7.
+// RetryConfig holds the timing keys of D-M2-26-7.
 type RetryConfig struct {
 	// Base is webhook.retry_backoff_base: the first retry's wait and the
 	// lower bound of every wait.
@@ -255,7 +255,7 @@ type RetryConfig struct {
 }
 
 // NextAttempt decides, after a throttled or failed attempt, when the next
-// attempt is due, or that the delivery is dead (Design note 7).
+// attempt is due, or that the delivery is dead (D-M2-26-7).
 //
 // attempt is the number of attempts made so far, this one included (the n
 // of Backoff). For a throttle with a valid Retry-After (hasRetryAfter, from

@@ -235,22 +235,6 @@ func TestOutcomeHelpers(t *testing.T) {
 	require.Equal(t, "blocked", failure(apps.LastErrorHostNotAllowed).SpanOutcome())
 }
 
-func TestLastErrorCodesAreTheClosedList(t *testing.T) {
-	t.Parallel()
-	var got []string
-	for _, c := range apps.LastErrorCodes() {
-		got = append(got, string(c))
-	}
-	require.Equal(t, []string{
-		"timeout", "connection_failed", "tls_failed", "address_blocked", "host_not_allowed",
-		"http_status", "throttled", "gone", "not_authorized", "not_subscribed", "event_expired", "internal_error",
-	}, got)
-	for _, c := range apps.LastErrorCodes() {
-		require.True(t, c.Valid(), c)
-	}
-	require.False(t, apps.LastError("response body").Valid())
-}
-
 // Random sources for the jitter: the lowest and the highest value rnd may
 // return, and a fixed one.
 func rndMin(int64) int64   { return 0 }

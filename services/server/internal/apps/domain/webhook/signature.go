@@ -22,12 +22,12 @@ const (
 	// SecretPrefix starts the text form of an HMAC secret, as the Standard
 	// Webhooks libraries expect it.
 	SecretPrefix = "whsec_"
-	// hmacLabel starts the derivation input of Design note 11 d.
+	// hmacLabel starts the derivation input of D-M2-26-10.
 	hmacLabel = "webhook-v1:"
 )
 
 // SignatureSchemes returns the signature_schemes of a subscription: v1a
-// always, v1 as well when HMAC is enabled (Design note 13).
+// always, v1 as well when HMAC is enabled (D-M2-26-13).
 func SignatureSchemes(hmacEnabled bool) []string {
 	if hmacEnabled {
 		return []string{SchemeV1A, SchemeV1}
@@ -65,7 +65,7 @@ func DeriveHMACKey(master []byte, subscriptionID ids.ID, generation int) []byte 
 }
 
 // HMACGenerations returns the HMAC generations a delivery is signed with,
-// newest first (Design note 11 b): generation, and generation-1 while
+// newest first (D-M2-26-10): generation, and generation-1 while
 // rotatedAt + overlap lies after now. overlap is
 // webhook.secret_rotation_overlap, rotatedAt is hmac_rotated_at (the zero
 // time when never rotated). Older generations are never used, and
@@ -109,13 +109,7 @@ func HMACSignature(key, content []byte) []byte {
 	return m.Sum(nil)
 }
 
-// Ed25519Signature returns the v1a signature of content with key (crypto/
-// ed25519, pure Ed25519 without prehash).
-func Ed25519Signature(key ed25519.PrivateKey, content []byte) []byte {
-	return ed25519.Sign(key, content)
-}
-
-// SignatureHeader renders the webhook-signature header (Design note 11 c):
+// SignatureHeader renders the webhook-signature header (D-M2-26-10):
 // entries separated by one space, all v1a entries first in signer order
 // (active key first), then the v1 entries newest generation first, each
 // "<scheme>,<standard base64 with padding>". It returns "" when both lists

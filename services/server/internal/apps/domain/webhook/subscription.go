@@ -7,7 +7,7 @@ import (
 )
 
 // SubscriptionEvent is something that may change a subscription's state
-// (Design note 5). The values of the system events are the cause codes of
+// (D-M2-26-29). The values of the system events are the cause codes of
 // the audit entry webhook_out.transition and of the log attribute
 // bothy.reason.
 type SubscriptionEvent string
@@ -19,7 +19,7 @@ const (
 	EventOwnerPause SubscriptionEvent = "owner_pause"
 	// EventOwnerResume: the owner sets state active, a resume from paused or
 	// a re-enable from disabled. Both reset consecutive_failures and make the
-	// head due now (Design note 2 b).
+	// head due now (D-M2-26-27).
 	EventOwnerResume SubscriptionEvent = "owner_resume"
 	// EventGone: the receiver answered 410.
 	EventGone SubscriptionEvent = "gone"
@@ -38,14 +38,14 @@ const (
 	EventUninstall SubscriptionEvent = "uninstall"
 )
 
-// transitions is the whole state machine of Design note 5: event, then
+// transitions is the whole state machine of D-M2-26-29: event, then
 // current state, then next state. A pair that is missing is rejected.
 var transitions = map[SubscriptionEvent]map[apps.SubscriptionState]apps.SubscriptionState{
 	EventOwnerPause:  {apps.SubscriptionActive: apps.SubscriptionPaused, apps.SubscriptionDisabled: apps.SubscriptionPaused},
 	EventOwnerResume: {apps.SubscriptionPaused: apps.SubscriptionActive, apps.SubscriptionDisabled: apps.SubscriptionActive},
 	// A system disable also applies to a paused subscription: an attempt
 	// in flight when the owner paused still reports its outcome, and a gap
-	// is found in paused subscriptions too (Design note 3 f).
+	// is found in paused subscriptions too (D-M2-26-5).
 	EventGone:                   {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
 	EventMaxConsecutiveFailures: {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
 	EventRetryMaxAge:            {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
@@ -54,15 +54,6 @@ var transitions = map[SubscriptionEvent]map[apps.SubscriptionState]apps.Subscrip
 	// twice nor bring a disabled subscription back.
 	EventMaxPending: {apps.SubscriptionActive: apps.SubscriptionPaused},
 	EventUninstall:  {apps.SubscriptionActive: apps.SubscriptionDisabled, apps.SubscriptionPaused: apps.SubscriptionDisabled},
-}
-
-// SubscriptionEvents returns every event NextSubscriptionState knows, in
-// declaration order.
-func SubscriptionEvents() []SubscriptionEvent {
-	return []SubscriptionEvent{
-		EventOwnerPause, EventOwnerResume, EventGone, EventMaxConsecutiveFailures,
-		EventRetryMaxAge, EventGap, EventMaxPending, EventUninstall,
-	}
 }
 
 // Cause returns the cause code of a system event, audited with the system
@@ -76,7 +67,7 @@ func (ev SubscriptionEvent) Cause() (string, bool) {
 	return "", false
 }
 
-// NextSubscriptionState returns the state after ev (Design note 5):
+// NextSubscriptionState returns the state after ev (D-M2-26-29):
 //
 //	owner pause        active -> paused, disabled -> paused
 //	owner resume       paused -> active, disabled -> active (re-enable)

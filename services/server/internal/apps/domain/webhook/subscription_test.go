@@ -20,7 +20,7 @@ func TestSubscriptionTransitions(t *testing.T) {
 		paused   = apps.SubscriptionPaused
 		disabled = apps.SubscriptionDisabled
 	)
-	// allowed lists every transition of Design note 5; every other pair of
+	// allowed lists every transition of D-M2-26-29; every other pair of
 	// state and event must be rejected and change nothing.
 	allowed := map[webhook.SubscriptionEvent]map[apps.SubscriptionState]apps.SubscriptionState{
 		webhook.EventOwnerPause:             {active: paused, disabled: paused},

@@ -24,7 +24,7 @@ import (
 )
 
 // vectorsPath is api/webhook-test-vectors.json at the repository root, the
-// contract file of every verifier (Design note 12).
+// contract file of every verifier (D-M2-26-12).
 const vectorsPath = "../../../../../../api/webhook-test-vectors.json"
 
 var updateVectors = flag.Bool("update-vectors", false,
@@ -151,7 +151,7 @@ func derivationInputs() []derivationCase {
 	}
 }
 
-// formatPublicKey is the whpk_ form of Design note 11 e: standard base64 of
+// formatPublicKey is the whpk_ form of D-M2-26-11: standard base64 of
 // the DER SubjectPublicKeyInfo (RFC 8410). instance.FormatWebhookPublicKey
 // produces it in the server; the test writes it independently.
 func formatPublicKey(t *testing.T, pub ed25519.PublicKey) string {

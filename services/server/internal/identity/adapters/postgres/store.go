@@ -43,14 +43,6 @@ func New(pool *pgxpool.Pool) *Store {
 // pool.
 func (s *Store) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
 
-// nullTime maps the zero time to NULL.
-func nullTime(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
 // timeOf maps NULL to the zero time and everything else to UTC.
 func timeOf(t *time.Time) time.Time {
 	if t == nil {
@@ -130,7 +122,7 @@ func (s *Store) SetPasswordHash(ctx context.Context, id ids.ID, hash string, now
 func (s *Store) CreateSession(ctx context.Context, sess app.Session, hash domain.TokenHash) error {
 	err := s.q(ctx).SessionInsert(ctx, db.SessionInsertParams{
 		ID: sess.ID, PersonID: sess.PersonID, TokenHash: hash[:], CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt,
-		SteppedUpAt: nullTime(sess.SteppedUpAt),
+		SteppedUpAt: pg.NullTime(sess.SteppedUpAt),
 	})
 	if err != nil {
 		return errs.Wrap(err, "identity: storing a session failed")
@@ -172,7 +164,7 @@ func affected(n int64, err error) (bool, error) {
 // CreatePersonalToken implements app.Store.
 func (s *Store) CreatePersonalToken(ctx context.Context, t app.PersonalToken, hash domain.TokenHash) error {
 	err := s.q(ctx).PersonalTokenInsert(ctx, db.PersonalTokenInsertParams{
-		ID: t.ID, PersonID: t.PersonID, Name: t.Name, TokenHash: hash[:], CreatedAt: t.CreatedAt, ExpiresAt: nullTime(t.ExpiresAt),
+		ID: t.ID, PersonID: t.PersonID, Name: t.Name, TokenHash: hash[:], CreatedAt: t.CreatedAt, ExpiresAt: pg.NullTime(t.ExpiresAt),
 	})
 	if err != nil {
 		return errs.Wrap(err, "identity: storing a personal token failed")

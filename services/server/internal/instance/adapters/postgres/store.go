@@ -28,8 +28,9 @@ import (
 const LockClassKeys int32 = 0x62740010
 
 // ErrNoUnitOfWork is returned by LockKeys outside a unit of work: a lock
-// that ends with the statement would protect nothing.
-var ErrNoUnitOfWork = errs.New(errs.CodeInternal, "instance: no unit of work in the context")
+// that ends with the statement would protect nothing. It is
+// pg.ErrNoUnitOfWork, the error of the one guard pg.RequireTx.
+var ErrNoUnitOfWork = pg.ErrNoUnitOfWork
 
 // Store implements app.Store.
 type Store struct {
@@ -53,9 +54,9 @@ func (s *Store) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, 
 
 // LockKeys implements app.Store.
 func (s *Store) LockKeys(ctx context.Context) error {
-	tx, ok := pg.TxFrom(ctx)
-	if !ok {
-		return ErrNoUnitOfWork
+	tx, err := pg.RequireTx(ctx)
+	if err != nil {
+		return err
 	}
 	if err := db.New(tx).ServerSigningKeyLock(ctx, LockClassKeys); err != nil {
 		return errs.Wrap(err, "instance: taking the key lock failed")

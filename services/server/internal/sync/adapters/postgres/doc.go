@@ -13,7 +13,10 @@
 // the class 0x62740001 served them before and stays unused.
 package postgres
 
-import "bothy/server/internal/kernel/errs"
+import (
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/pg"
+)
 
 // The advisory lock classes (first key of pg_advisory_*lock(int, int)).
 const (
@@ -28,8 +31,9 @@ const NotifyChannel = "bothy_event_log"
 
 // ErrNoUnitOfWork is returned by Append and LockCursor outside a unit of
 // work: an event must commit with the change it reports, and a cursor lock
-// means nothing without a transaction.
-var ErrNoUnitOfWork = errs.New(errs.CodeInternal, "sync: no unit of work in the context")
+// means nothing without a transaction. It is pg.ErrNoUnitOfWork, the error
+// of the one guard pg.RequireTx.
+var ErrNoUnitOfWork = pg.ErrNoUnitOfWork
 
 // ErrNoPartition is returned by Append when no event_log partition covers
 // the event's occurred_at: partition maintenance has not run far enough

@@ -1,4 +1,4 @@
-package identity_test
+package identitytest_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"bothy/server/internal/identity"
+	"bothy/server/internal/identity/identitytest"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/ids"
 )
@@ -32,7 +32,7 @@ func TestStepUpFresh(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, identity.StepUpFresh(tc.p, now, maxAge))
+			require.Equal(t, tc.want, identitytest.StepUpFresh(tc.p, now, maxAge))
 		})
 	}
 }
