@@ -85,7 +85,7 @@ func TestDeliveryRateLimitThroughTwoWorkers(t *testing.T) {
 		}
 	}
 	b.runRound(t)
-	got := b.recv.wait(t, events)
+	b.recv.wait(t, events)
 	eventually(t, "all succeeded", func() bool {
 		for _, r := range b.deliveries(t, b.sub) {
 			if r.Status != "succeeded" {
@@ -95,7 +95,7 @@ func TestDeliveryRateLimitThroughTwoWorkers(t *testing.T) {
 		return true
 	})
 	b.waitJobsIdle(t)
-	got = b.recv.requests()
+	got := b.recv.requests()
 	require.Len(t, got, events, "each event once")
 	rows := b.deliveries(t, b.sub)
 	var want []string
