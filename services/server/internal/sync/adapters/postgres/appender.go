@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -69,16 +68,16 @@ RETURNING seq`
 // PrepareAppend, ErrNoPartition when no partition covers the time, and
 // internal errors from the database.
 func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appended, error) {
-	tx, ok := pg.TxFrom(ctx)
-	if !ok {
-		return eventlog.Appended{}, ErrNoUnitOfWork
+	tx, err := pg.RequireTx(ctx)
+	if err != nil {
+		return eventlog.Appended{}, err
 	}
 	p, err := domain.PrepareAppend(ev, a.opts.PayloadTextMaxBytes)
 	if err != nil {
 		return eventlog.Appended{}, err
 	}
 	id := ids.New()
-	at := a.clock.Now().UTC().Truncate(time.Microsecond)
+	at := clock.Stamp(a.clock)
 
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_current_xact_id()`)

@@ -42,9 +42,9 @@ func (c *Cursors) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx
 // transaction id before its read of the log (domain.Settle needs the round's
 // id to be taken after that read).
 func (c *Cursors) ReadCursor(ctx context.Context, name eventsync.ConsumerName) (app.Cursor, bool, error) {
-	tx, ok := pg.TxFrom(ctx)
-	if !ok {
-		return app.Cursor{}, false, ErrNoUnitOfWork
+	tx, err := pg.RequireTx(ctx)
+	if err != nil {
+		return app.Cursor{}, false, err
 	}
 	q := db.New(tx)
 	row, err := q.ConsumerCursorGet(ctx, string(name))
@@ -73,9 +73,9 @@ func cursor(lastSeq int64, horizon uint64, through int64) app.Cursor {
 
 // LockCursor implements app.CursorStore.
 func (c *Cursors) LockCursor(ctx context.Context, name eventsync.ConsumerName) (app.Cursor, uint64, error) {
-	tx, ok := pg.TxFrom(ctx)
-	if !ok {
-		return app.Cursor{}, 0, ErrNoUnitOfWork
+	tx, err := pg.RequireTx(ctx)
+	if err != nil {
+		return app.Cursor{}, 0, err
 	}
 	row, err := db.New(tx).ConsumerCursorLock(ctx, string(name))
 	if err != nil {
