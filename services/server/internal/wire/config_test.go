@@ -89,9 +89,9 @@ func TestConfigRegistersTheKeysOfTheBrief(t *testing.T) {
 	require.False(t, ok, "a receiver value has no server key (D-W-23)")
 }
 
-// TestWebhookConfigKeysFollowDesignNote15 pins kind, chapter and lower bound
+// TestWebhookConfigKeysFollowDM2616 pins kind, chapter and lower bound
 // of the keys that D-M2-26-16 fixes.
-func TestWebhookConfigKeysFollowDesignNote15(t *testing.T) {
+func TestWebhookConfigKeysFollowDM2616(t *testing.T) {
 	t.Parallel()
 	type want struct {
 		kind         config.Kind
