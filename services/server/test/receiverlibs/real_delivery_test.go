@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -28,7 +26,6 @@ import (
 	"bothy/libraries/go/webhookverify"
 	"bothy/server/internal/kernel/hostlist"
 	"bothy/server/internal/platform/egress/egresstest"
-	"bothy/server/internal/platform/localca"
 	"bothy/server/internal/platform/pg/pgtest"
 	"bothy/server/internal/wire"
 	"bothy/server/test/harness"
@@ -65,7 +62,6 @@ type captured struct {
 // library's middleware; it records every request raw, before the
 // middleware reads it.
 type receiver struct {
-	srv  *httptest.Server
 	port int
 	ca   []byte
 
@@ -76,14 +72,8 @@ type receiver struct {
 
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	issued, err := localca.Issue("receiver libraries test CA", []string{receiverHost}, time.Now())
-	require.NoError(t, err)
-	r := &receiver{ca: issued.CAPEM, handlers: map[string]http.Handler{}}
-	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
-	r.srv.TLS = &tls.Config{Certificates: []tls.Certificate{issued.Certificate}, MinVersion: tls.VersionTLS12}
-	r.srv.StartTLS()
-	t.Cleanup(r.srv.Close)
-	r.port = r.srv.Listener.Addr().(*net.TCPAddr).Port
+	r := &receiver{handlers: map[string]http.Handler{}}
+	r.port, r.ca = harness.StartTLSReceiver(t, receiverHost, http.HandlerFunc(r.serve))
 	return r
 }
 
@@ -203,12 +193,8 @@ func TestLibrariesVerifyARealDelivery(t *testing.T) {
 	w := startWorld(t)
 	recv := w.recv
 
-	robin := w.call(t, "", "POST", "/sessions", map[string]any{"email": "robin@example.com", "password": harness.Password}, http.StatusCreated)["token"].(string)
-	alexID := w.call(t, robin, "POST", "/people", map[string]any{"email": "alex@example.com", "display_name": "Alex", "password": harness.Password, "role": "member"}, http.StatusCreated)["id"].(string)
-	alex := w.call(t, "", "POST", "/sessions", map[string]any{"email": "alex@example.com", "password": harness.Password}, http.StatusCreated)["token"].(string)
-	space := w.call(t, robin, "POST", "/spaces", map[string]any{"name": "Support"}, http.StatusCreated)["id"].(string)
-	w.call(t, robin, "POST", "/spaces/"+space+"/members", map[string]any{"person_id": alexID, "level": "write"}, http.StatusCreated)
-	channel := w.call(t, robin, "POST", "/spaces/"+space+"/channels", map[string]any{"name": "Eskalation"}, http.StatusCreated)["id"].(string)
+	support := harness.CreateSupport(t, w.cfg)
+	robin, alex, space, channel := support.Robin, support.Alex, support.Space, support.Eskalation
 	app := w.call(t, robin, "POST", "/apps", map[string]any{"manifest": map[string]any{
 		"name": "Tracker", "scopes": []string{"events:subscribe", "messages:read"}, "events": []string{"message.created"},
 		"delivery": map[string]any{"mode": "webhook", "events_url": recv.url(v1aPath)},
