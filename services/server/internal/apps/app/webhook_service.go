@@ -28,12 +28,10 @@ import (
 // apps.Webhooks has a file of its own; installation_hooks.go holds the
 // InstallationHooks the app life cycle calls.
 
-// Pointer and item code of a rotation without HMAC (D-M2-26-18), and the
-// pointer of a rate limit out of range.
+// Pointer and item code of a rotation without HMAC (D-M2-26-18).
 const (
-	pointerRotate       = "/rotate_hmac_secret"
-	itemHMACNotEnable   = "hmac_not_enabled"
-	pointerMaxPerSecond = "/max_per_second"
+	pointerRotate     = "/rotate_hmac_secret"
+	itemHMACNotEnable = "hmac_not_enabled"
 )
 
 // ReasonEventExpired is the conflict reason of Redeliver for a delivery
@@ -222,13 +220,12 @@ type proposal struct {
 
 // validate checks the parts of a subscription that p gives: the URL
 // against webhook.allowed_hosts, the event types against the granted ones,
-// the rate limit against webhook.rate_limit_max (item maximum; minimum
-// below 0), and a rotation without HMAC. Every defect is listed; the error
-// is webhook_host_not_allowed when each defect is a host or port outside
-// the list (R-DM-17), validation_failed otherwise. The target is the zero
-// Target when p gives no URL.
+// the rate limit against webhook.rate_limit_max
+// (webhook.ValidateMaxPerSecond), and a rotation without HMAC. Every
+// defect is listed; the error is webhook_host_not_allowed when each defect
+// is a host or port outside the list (R-DM-17), validation_failed
+// otherwise. The target is the zero Target when p gives no URL.
 func (w *WebhookService) validate(p proposal) (domain.Target, error) {
-	rawURL, eventTypes, granted := p.url, p.eventTypes, p.granted
 	var (
 		target   domain.Target
 		fields   []errs.FieldError
@@ -243,8 +240,8 @@ func (w *WebhookService) validate(p proposal) (domain.Target, error) {
 		hostOnly = hostOnly && e.Code == errs.CodeWebhookHostNotAllowed
 		return nil
 	}
-	if rawURL != nil {
-		t, err := domain.ValidateTarget(*rawURL, w.opts.AllowedHosts)
+	if p.url != nil {
+		t, err := domain.ValidateTarget(*p.url, w.opts.AllowedHosts)
 		if err != nil {
 			if err := collect(err); err != nil {
 				return domain.Target{}, err
@@ -252,19 +249,16 @@ func (w *WebhookService) validate(p proposal) (domain.Target, error) {
 		}
 		target = t
 	}
-	if eventTypes != nil {
-		if err := domain.ValidateEventTypes(*eventTypes, granted); err != nil {
+	if p.eventTypes != nil {
+		if err := domain.ValidateEventTypes(*p.eventTypes, p.granted); err != nil {
 			if err := collect(err); err != nil {
 				return domain.Target{}, err
 			}
 		}
 	}
 	if p.maxPerSecond != nil {
-		switch n := *p.maxPerSecond; {
-		case n < 0:
-			fields, hostOnly = append(fields, errs.Field(pointerMaxPerSecond, "minimum")), false
-		case n > w.opts.RateLimitMax:
-			fields, hostOnly = append(fields, errs.Field(pointerMaxPerSecond, "maximum")), false
+		if err := collect(webhook.ValidateMaxPerSecond(*p.maxPerSecond, w.opts.RateLimitMax)); err != nil {
+			return domain.Target{}, err
 		}
 	}
 	if p.rotateWithoutHMAC {

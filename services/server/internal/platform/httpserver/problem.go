@@ -11,6 +11,7 @@ import (
 
 	"bothy/server/internal/kernel/correlation"
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/otel/attr"
 )
 
@@ -154,7 +155,7 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if fault {
 		s.log.LogAttrs(ctx, slog.LevelError, "request failed",
-			slog.String(string(attr.ErrorType), errs.Class(err)),
+			otel.ErrorAttr(err),
 			slog.String(string(attr.RequestID), correlation.From(ctx)),
 			slog.String(string(attr.HTTPRoute), routeOf(ctx)))
 	}
@@ -172,7 +173,7 @@ func (s *Server) countOutage(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	s.outages.Add(ctx, 1, metric.WithAttributes(attr.HTTPRoute.String(routeOf(ctx))))
 	s.log.LogAttrs(ctx, slog.LevelWarn, "database unavailable",
-		slog.String(string(attr.ErrorType), errs.Class(err)),
+		otel.ErrorAttr(err),
 		slog.String(string(attr.RequestID), correlation.From(ctx)),
 		slog.String(string(attr.HTTPRoute), routeOf(ctx)))
 }

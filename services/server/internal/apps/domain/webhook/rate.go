@@ -3,7 +3,27 @@ package webhook
 import (
 	"slices"
 	"time"
+
+	"bothy/server/internal/kernel/errs"
 )
+
+// PointerMaxPerSecond is the pointer of a rate limit out of range.
+const PointerMaxPerSecond = "/max_per_second"
+
+// ValidateMaxPerSecond checks an owner's rate limit n against limitMax
+// (webhook.rate_limit_max): 0 is no limit (D-M2-26-59).
+//
+// Errors (*errs.Error): validation_failed at /max_per_second with item
+// minimum below 0 or maximum above limitMax.
+func ValidateMaxPerSecond(n, limitMax int) error {
+	switch {
+	case n < 0:
+		return errs.Validation(errs.Field(PointerMaxPerSecond, "minimum"))
+	case n > limitMax:
+		return errs.Validation(errs.Field(PointerMaxPerSecond, "maximum"))
+	}
+	return nil
+}
 
 // RateWindow is what a subscription with max_per_second remembers of its
 // latest attempts (ADR 0081): when each of them ended, oldest first, at

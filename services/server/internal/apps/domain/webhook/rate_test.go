@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps/domain/webhook"
+	"bothy/server/internal/kernel/errs"
 )
 
 var rateStart = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
@@ -74,5 +75,17 @@ func TestRateWindowNeverLetsMoreThanTheLimitIntoASecond(t *testing.T) {
 				require.InDelta(t, float64(len(claims)-1)/float64(limit), span.Seconds(), 1.0)
 			}
 		}
+	}
+}
+
+func TestValidateMaxPerSecondBoundsTheLimit(t *testing.T) {
+	for _, n := range []int{0, 1, 100} {
+		require.NoError(t, webhook.ValidateMaxPerSecond(n, 100), "%d", n)
+	}
+	for n, item := range map[int]string{-1: "minimum", 101: "maximum"} {
+		e, ok := errs.As(webhook.ValidateMaxPerSecond(n, 100))
+		require.True(t, ok, "%d", n)
+		require.Equal(t, errs.CodeValidationFailed, e.Code)
+		require.Equal(t, []errs.FieldError{errs.Field("/max_per_second", item)}, e.Fields)
 	}
 }

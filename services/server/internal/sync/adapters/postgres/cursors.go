@@ -56,7 +56,7 @@ func (c *Cursors) ReadCursor(ctx context.Context, name eventsync.ConsumerName) (
 	}
 	// The first round of a consumer creates its cursor right below the
 	// retained log (ConsumerCursorEnsure).
-	if err := q.ConsumerCursorEnsure(ctx, db.ConsumerCursorEnsureParams{Name: string(name), UpdatedAt: c.clock.Now()}); err != nil {
+	if err := q.ConsumerCursorEnsure(ctx, db.ConsumerCursorEnsureParams{Name: string(name), UpdatedAt: clock.Stamp(c.clock)}); err != nil {
 		return app.Cursor{}, false, errs.Wrap(err, "sync: creating the consumer cursor failed")
 	}
 	if row, err = q.ConsumerCursorGet(ctx, string(name)); err != nil {
@@ -92,7 +92,7 @@ func (c *Cursors) SetCursor(ctx context.Context, name eventsync.ConsumerName, cu
 		horizon, through = &cur.Horizon.XID, &cur.Horizon.Through
 	}
 	n, err := c.q(ctx).ConsumerCursorUpdate(ctx, db.ConsumerCursorUpdateParams{
-		Name: string(name), LastSeq: cur.Seq, GapHorizon: horizon, GapThrough: through, UpdatedAt: c.clock.Now(),
+		Name: string(name), LastSeq: cur.Seq, GapHorizon: horizon, GapThrough: through, UpdatedAt: clock.Stamp(c.clock),
 	})
 	if err != nil {
 		return errs.Wrap(err, "sync: moving the consumer cursor failed")

@@ -75,7 +75,7 @@ func (s *Sessions) Acquire(ctx context.Context, name eventsync.ConsumerName) (ap
 		}
 	}()
 	q := db.New(conn)
-	if err := q.ConsumerCursorEnsure(ctx, db.ConsumerCursorEnsureParams{Name: string(name), UpdatedAt: s.clock.Now()}); err != nil {
+	if err := q.ConsumerCursorEnsure(ctx, db.ConsumerCursorEnsureParams{Name: string(name), UpdatedAt: clock.Stamp(s.clock)}); err != nil {
 		return nil, sessionErr(ctx, err)
 	}
 	key, err := q.ConsumerCursorLockKeyByName(ctx, string(name))
