@@ -250,14 +250,16 @@ func newWebhookSender(cfg *Config, d ModuleDeps) (*webhookhttp.Sender, *egress.C
 		return nil, nil, err
 	}
 	client, err := egress.New(egress.Options{
-		Purpose:          "webhook",
-		Hosts:            egress.NewHostPolicy(cfg.Webhook.AllowedHosts),
-		Private:          cfg.Egress.AllowedHosts,
-		Schemes:          []string{"https"},
-		Redirects:        egress.RedirectNever,
-		Timeout:          cfg.Webhook.DeliveryTimeout,
-		MaxResponseBytes: cfg.Egress.MaxResponseBytes,
-		RootCAs:          roots,
+		Purpose:             "webhook",
+		Hosts:               egress.NewHostPolicy(cfg.Webhook.AllowedHosts),
+		Private:             cfg.Egress.AllowedHosts,
+		Schemes:             []string{"https"},
+		Redirects:           egress.RedirectNever,
+		Timeout:             cfg.Webhook.DeliveryTimeout,
+		MaxResponseBytes:    cfg.Egress.MaxResponseBytes,
+		MaxIdleConnsPerHost: cfg.Egress.MaxIdleConnsPerHost,
+		IdleConnTimeout:     cfg.Egress.IdleConnTimeout,
+		RootCAs:             roots,
 	}, egress.Deps{Resolver: d.Resolver, Meter: d.Meter, Logger: d.Logger})
 	if err != nil {
 		return nil, nil, err

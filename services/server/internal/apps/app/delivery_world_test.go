@@ -210,6 +210,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	client, err := egress.New(egress.Options{
 		Purpose: "webhook", Hosts: egress.NewHostPolicy(hosts), Private: private, Schemes: []string{"https"},
 		Redirects: egress.RedirectNever, Timeout: b.opts.DeliveryTimeout, MaxResponseBytes: 4096, RootCAs: b.recv.srv.RootCAs,
+		MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute,
 	}, egress.Deps{Resolver: b.resolver, Meter: b.metrics.Provider(), Logger: egressLogger})
 	require.NoError(t, err)
 

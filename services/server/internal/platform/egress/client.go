@@ -40,6 +40,8 @@ type Client struct {
 	schemes  []string
 	timeout  time.Duration
 	maxBytes int64
+	maxIdle  int
+	idleFor  time.Duration
 	resolver Resolver
 	logger   *slog.Logger
 	blocked  metric.Int64Counter
@@ -55,9 +57,10 @@ type Client struct {
 
 // New returns a client for opts. It copies the host lists, so the policy
 // cannot change afterwards. It fails with an error wrapping
-// ErrInvalidOptions when Purpose is empty, Timeout or MaxResponseBytes is not
-// above zero, a scheme is neither https nor http, Redirects is unknown, or
-// Deps.Meter or Deps.Logger is nil.
+// ErrInvalidOptions when Purpose is empty, Timeout, MaxResponseBytes,
+// MaxIdleConnsPerHost or IdleConnTimeout is not above zero, a scheme is
+// neither https nor http, Redirects is unknown, or Deps.Meter or
+// Deps.Logger is nil.
 func New(opts Options, deps Deps) (*Client, error) {
 	switch {
 	case opts.Purpose == "":
@@ -66,6 +69,10 @@ func New(opts Options, deps Deps) (*Client, error) {
 		return nil, fmt.Errorf("%w: timeout must be above zero", ErrInvalidOptions)
 	case opts.MaxResponseBytes <= 0:
 		return nil, fmt.Errorf("%w: max response bytes must be above zero", ErrInvalidOptions)
+	case opts.MaxIdleConnsPerHost <= 0:
+		return nil, fmt.Errorf("%w: max idle connections per host must be above zero", ErrInvalidOptions)
+	case opts.IdleConnTimeout <= 0:
+		return nil, fmt.Errorf("%w: idle connection timeout must be above zero", ErrInvalidOptions)
 	case opts.Redirects != RedirectNever:
 		return nil, fmt.Errorf("%w: unknown redirect mode", ErrInvalidOptions)
 	case deps.Meter == nil:
@@ -101,6 +108,8 @@ func New(opts Options, deps Deps) (*Client, error) {
 		schemes:  schemes,
 		timeout:  opts.Timeout,
 		maxBytes: opts.MaxResponseBytes,
+		maxIdle:  opts.MaxIdleConnsPerHost,
+		idleFor:  opts.IdleConnTimeout,
 		resolver: deps.Resolver,
 		logger:   deps.Logger,
 		blocked:  blocked,

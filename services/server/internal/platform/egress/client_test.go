@@ -49,8 +49,20 @@ type testBundle struct {
 
 func setup(t testing.TB, handler http.HandlerFunc) *testBundle {
 	t.Helper()
+	return setupWith(t, egresstest.NewTLSServer, handler)
+}
+
+// setupHTTP1 is setup with a receiver that speaks HTTP/1.1 only
+// (egresstest.NewHTTP1TLSServer).
+func setupHTTP1(t testing.TB, handler http.HandlerFunc) *testBundle {
+	t.Helper()
+	return setupWith(t, egresstest.NewHTTP1TLSServer, handler)
+}
+
+func setupWith(t testing.TB, newServer func(testing.TB, http.Handler, ...string) *egresstest.TLSServer, handler http.HandlerFunc) *testBundle {
+	t.Helper()
 	hits := &atomic.Int64{}
-	srv := egresstest.NewTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		handler(w, r)
 	}), hooksHost, otherHost)
@@ -93,7 +105,10 @@ func (b *testBundle) options(t testing.TB, allowPrivate bool) egress.Options {
 		Redirects:        egress.RedirectNever,
 		Timeout:          time.Minute,
 		MaxResponseBytes: 1 << 16,
-		RootCAs:          b.srv.RootCAs,
+		// As many idle connections as any test keeps in flight at once.
+		MaxIdleConnsPerHost: 8,
+		IdleConnTimeout:     time.Minute,
+		RootCAs:             b.srv.RootCAs,
 	}
 }
 
@@ -164,6 +179,8 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		{"a missing purpose", func(o *egress.Options, _ *egress.Deps) { o.Purpose = "" }},
 		{"a zero timeout", func(o *egress.Options, _ *egress.Deps) { o.Timeout = 0 }},
 		{"a zero response limit", func(o *egress.Options, _ *egress.Deps) { o.MaxResponseBytes = 0 }},
+		{"no idle connections per host", func(o *egress.Options, _ *egress.Deps) { o.MaxIdleConnsPerHost = 0 }},
+		{"a zero idle connection timeout", func(o *egress.Options, _ *egress.Deps) { o.IdleConnTimeout = 0 }},
 		{"an unknown scheme", func(o *egress.Options, _ *egress.Deps) { o.Schemes = []string{"ftp"} }},
 		{"an unknown redirect mode", func(o *egress.Options, _ *egress.Deps) { o.Redirects = egress.RedirectMode(7) }},
 		{"a missing logger", func(_ *egress.Options, d *egress.Deps) { d.Logger = nil }},
@@ -590,4 +607,74 @@ func BenchmarkDo(b *testing.B) {
 		}
 		_ = resp.Body.Close()
 	}
+}
+
+// TestDoReusesTheConnectionsOfOneHost sends two waves of requests to one
+// HTTP/1.1 receiver, each wave with Options.MaxIdleConnsPerHost requests in
+// flight at once: the second wave goes out on the connections the first
+// one left idle, so it resolves no name and makes no TLS handshake
+// (net/http keeps only two idle connections per host unless told more,
+// which made a new handshake for most webhook deliveries to a host that
+// serves many subscriptions).
+func TestDoReusesTheConnectionsOfOneHost(t *testing.T) {
+	t.Parallel()
+	const inFlight = 8
+	var arrived atomic.Int64
+	var waves [2]chan struct{}
+	for i := range waves {
+		waves[i] = make(chan struct{})
+	}
+	// The handler holds every request until its whole wave arrived, so
+	// each wave has inFlight connections in use at once.
+	b := setupHTTP1(t, func(w http.ResponseWriter, _ *http.Request) {
+		n := arrived.Add(1)
+		wave := waves[(n-1)/inFlight]
+		if n%inFlight == 0 {
+			close(wave)
+		}
+		<-wave
+		_, _ = io.WriteString(w, "received")
+	})
+	opts := b.options(t, true)
+	require.Equal(t, inFlight, opts.MaxIdleConnsPerHost)
+	c := b.client(t, opts)
+	send := func() {
+		errc := make(chan error, inFlight)
+		for range inFlight {
+			go func() {
+				resp, err := c.Do(post(t, b.url(hooksHost)))
+				if err == nil && resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+				errc <- err
+			}()
+		}
+		for range inFlight {
+			require.NoError(t, <-errc)
+		}
+	}
+	send()
+	require.Equal(t, inFlight, b.resolver.Lookups(hooksHost), "the first wave opens one connection per request in flight")
+	send()
+	require.Equal(t, inFlight, b.resolver.Lookups(hooksHost), "the second wave reuses the idle connections of the first")
+}
+
+// TestDoClosesConnectionsIdleLongerThanTheTimeout lets a connection sit
+// idle well past Options.IdleConnTimeout: the next request opens a new
+// one, while a request right after the first reuses it.
+func TestDoClosesConnectionsIdleLongerThanTheTimeout(t *testing.T) {
+	t.Parallel()
+	b := setupHTTP1(t, ok)
+	opts := b.options(t, true)
+	opts.IdleConnTimeout = 50 * time.Millisecond
+	c := b.client(t, opts)
+	for range 2 {
+		_, err := c.Do(post(t, b.url(hooksHost)))
+		require.NoError(t, err)
+	}
+	require.Equal(t, 1, b.resolver.Lookups(hooksHost), "a request within the idle timeout reuses the connection")
+	time.Sleep(20 * opts.IdleConnTimeout)
+	_, err := c.Do(post(t, b.url(hooksHost)))
+	require.NoError(t, err)
+	require.Equal(t, 2, b.resolver.Lookups(hooksHost), "a request after the idle timeout opens a new connection")
 }

@@ -59,12 +59,13 @@ func (b *dialBundle) client(t *testing.T, allowPrivate bool) *Client {
 	}
 	logger, _ := egresstest.NewLogs()
 	c, err := New(Options{
-		Purpose:          "webhook",
-		Hosts:            NewHostPolicy(hosts),
-		Private:          private,
-		Timeout:          time.Minute,
-		MaxResponseBytes: 1 << 16,
-		RootCAs:          b.srv.RootCAs,
+		Purpose:             "webhook",
+		Hosts:               NewHostPolicy(hosts),
+		Private:             private,
+		Timeout:             time.Minute,
+		MaxResponseBytes:    1 << 16,
+		MaxIdleConnsPerHost: 2, IdleConnTimeout: time.Minute,
+		RootCAs: b.srv.RootCAs,
 	}, Deps{Resolver: b.resolver, Meter: b.metrics.Provider(), Logger: logger})
 	require.NoError(t, err)
 	c.dialed = func(ap netip.AddrPort) {
@@ -270,7 +271,7 @@ func TestDoAbandonsASilentTLSHandshake(t *testing.T) {
 	logger, _ := egresstest.NewLogs()
 	c, err := New(Options{
 		Purpose: "webhook", Hosts: NewHostPolicy(hosts), Private: private,
-		Timeout: 100 * time.Millisecond, MaxResponseBytes: 1 << 10,
+		Timeout: 100 * time.Millisecond, MaxResponseBytes: 1 << 10, MaxIdleConnsPerHost: 2, IdleConnTimeout: time.Minute,
 	}, Deps{
 		Resolver: egresstest.NewResolver(map[string][]netip.Addr{hooksHost: addrs("127.0.0.1")}),
 		Meter:    egresstest.NewMetrics(t).Provider(),

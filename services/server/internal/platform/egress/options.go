@@ -76,6 +76,16 @@ type Options struct {
 	// most this many bytes of a response body and discards the rest. It also
 	// bounds the response headers. Required (above zero).
 	MaxResponseBytes int64
+	// MaxIdleConnsPerHost is egress.max_idle_conns_per_host: how many idle
+	// connections the client keeps per host:port for the next requests.
+	// Concurrent requests to one HTTP/1.1 host beyond it each open a new
+	// connection, with a TLS handshake, when they find none idle. Required
+	// (above zero).
+	MaxIdleConnsPerHost int
+	// IdleConnTimeout is egress.idle_conn_timeout: a pooled connection
+	// unused for this long is closed, so the pool holds only the hosts
+	// that are in use. Required (above zero).
+	IdleConnTimeout time.Duration
 	// RootCAs verifies receiver certificates; nil means the system pool.
 	// wire adds egress.extra_ca_file; tests pass the pool of their TLS server.
 	RootCAs *x509.CertPool

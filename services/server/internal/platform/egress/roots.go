@@ -28,6 +28,11 @@ func (c *Client) newConns(roots *x509.CertPool) *conns {
 		ForceAttemptHTTP2:      true,
 		DisableCompression:     true,
 		MaxResponseHeaderBytes: c.maxBytes,
+		// net/http keeps two idle connections per host unless told more:
+		// deliveries to a host that serves many subscriptions would make a
+		// new connection and TLS handshake for most requests.
+		MaxIdleConnsPerHost: c.maxIdle,
+		IdleConnTimeout:     c.idleFor,
 	}
 	return &conns{transport: t, http: &http.Client{
 		Transport: t,

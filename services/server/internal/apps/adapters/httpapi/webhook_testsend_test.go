@@ -76,6 +76,7 @@ func setupTestSend(t *testing.T) *testSendBundle {
 	client, err := egress.New(egress.Options{
 		Purpose: "webhook", Hosts: egress.NewHostPolicy(hosts), Private: private, Schemes: []string{"https"},
 		Redirects: egress.RedirectNever, Timeout: w.Services.Config.Webhook.DeliveryTimeout, MaxResponseBytes: 4096, RootCAs: srv.RootCAs,
+		MaxIdleConnsPerHost: w.Services.Config.Egress.MaxIdleConnsPerHost, IdleConnTimeout: w.Services.Config.Egress.IdleConnTimeout,
 	}, egress.Deps{Resolver: tb.resolver, Meter: metricnoop.NewMeterProvider(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	s := w.Services

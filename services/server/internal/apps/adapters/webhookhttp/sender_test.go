@@ -57,14 +57,15 @@ func setup(t *testing.T, allowPrivate bool, respond func(w http.ResponseWriter))
 	}
 	logs, _ := egresstest.NewLogs()
 	client, err := egress.New(egress.Options{
-		Purpose:          "webhook",
-		Hosts:            egress.NewHostPolicy(hosts),
-		Private:          private,
-		Schemes:          []string{"https"},
-		Redirects:        egress.RedirectNever,
-		Timeout:          10 * time.Second,
-		MaxResponseBytes: 4096,
-		RootCAs:          srv.RootCAs,
+		Purpose:             "webhook",
+		Hosts:               egress.NewHostPolicy(hosts),
+		Private:             private,
+		Schemes:             []string{"https"},
+		Redirects:           egress.RedirectNever,
+		Timeout:             10 * time.Second,
+		MaxResponseBytes:    4096,
+		MaxIdleConnsPerHost: 2, IdleConnTimeout: time.Minute,
+		RootCAs: srv.RootCAs,
 	}, egress.Deps{
 		Resolver: egresstest.NewResolver(map[string][]netip.Addr{"hooks.example.com": {netip.MustParseAddr("127.0.0.1")}}),
 		Meter:    egresstest.NewMetrics(t).Provider(),

@@ -35,6 +35,19 @@ type TLSServer struct {
 // Any failure to build the certificate fails the test.
 func NewTLSServer(t testing.TB, handler http.Handler, hostnames ...string) *TLSServer {
 	t.Helper()
+	return newTLSServer(t, handler, true, hostnames)
+}
+
+// NewHTTP1TLSServer is NewTLSServer for a server that speaks HTTP/1.1 only,
+// as many webhook receivers do: every request in flight at once needs a
+// connection of its own, so a test sees how the client pools them.
+func NewHTTP1TLSServer(t testing.TB, handler http.Handler, hostnames ...string) *TLSServer {
+	t.Helper()
+	return newTLSServer(t, handler, false, hostnames)
+}
+
+func newTLSServer(t testing.TB, handler http.Handler, http2 bool, hostnames []string) *TLSServer {
+	t.Helper()
 	if len(hostnames) == 0 {
 		hostnames = []string{DefaultHost}
 	}
@@ -52,7 +65,7 @@ func NewTLSServer(t testing.TB, handler http.Handler, hostnames ...string) *TLSS
 	}
 	_ = srv.Listener.Close()
 	srv.Listener = l
-	srv.EnableHTTP2 = true
+	srv.EnableHTTP2 = http2
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{issued.Certificate}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
