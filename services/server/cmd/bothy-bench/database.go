@@ -119,9 +119,12 @@ func (c *cluster) cpu() (uint64, error) {
 
 // statement is one row of pg_stat_statements for a scenario's database.
 type statement struct {
-	Query     string
-	Calls     int64
-	TotalMS   float64
+	Query   string
+	Calls   int64
+	TotalMS float64
+	// PlanMS is the time spent planning the statement
+	// (pg_stat_statements.track_planning, which e2e.sh turns on).
+	PlanMS    float64
 	SharedHit int64
 	Rows      int64
 }
@@ -151,7 +154,7 @@ func (c *cluster) readStatements(ctx context.Context, db string) ([]statement, e
 	var out []statement
 	err := c.with(ctx, db, func(ctx context.Context, conn *pgx.Conn) error {
 		rows, err := conn.Query(ctx, `
-SELECT query, calls, total_exec_time, shared_blks_hit, rows
+SELECT query, calls, total_exec_time, total_plan_time, shared_blks_hit, rows
   FROM pg_stat_statements
  WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
    AND userid <> (SELECT oid FROM pg_roles WHERE rolname = current_user)
@@ -161,7 +164,7 @@ SELECT query, calls, total_exec_time, shared_blks_hit, rows
 		}
 		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (statement, error) {
 			var s statement
-			err := r.Scan(&s.Query, &s.Calls, &s.TotalMS, &s.SharedHit, &s.Rows)
+			err := r.Scan(&s.Query, &s.Calls, &s.TotalMS, &s.PlanMS, &s.SharedHit, &s.Rows)
 			return s, err
 		})
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // topStatements is how many statements the report lists per scenario.
-const topStatements = 5
+const topStatements = 10
 
 // queryWidth is how much of a statement's text the report shows.
 const queryWidth = 90
@@ -76,18 +76,19 @@ func writeStatements(w io.Writer, stmts []statement, delivered int) {
 		return
 	}
 	var calls, hit int64
-	var ms float64
+	var ms, plan float64
 	for _, s := range stmts {
 		calls += s.Calls
 		hit += s.SharedHit
 		ms += s.TotalMS
+		plan += s.PlanMS
 	}
 	d := float64(delivered)
-	fmt.Fprintf(w, "  statements    %.1f per delivery, %.0f shared buffers hit, %.2f ms statement time (posting included)\n",
-		float64(calls)/d, float64(hit)/d, ms/d)
-	fmt.Fprintf(w, "  top statements per delivery: calls, ms, buffers hit, query\n")
+	fmt.Fprintf(w, "  statements    %.1f per delivery, %.0f shared buffers hit, %.2f ms statement time, %.2f ms planning (posting included)\n",
+		float64(calls)/d, float64(hit)/d, ms/d, plan/d)
+	fmt.Fprintf(w, "  top statements per delivery: calls, ms, planning ms, buffers hit, query\n")
 	for _, s := range stmts[:min(topStatements, len(stmts))] {
-		fmt.Fprintf(w, "    %6.2f %7.3f %7.1f  %s\n", float64(s.Calls)/d, s.TotalMS/d, float64(s.SharedHit)/d, oneLine(s.Query, queryWidth))
+		fmt.Fprintf(w, "    %6.2f %7.3f %7.3f %7.1f  %s\n", float64(s.Calls)/d, s.TotalMS/d, s.PlanMS/d, float64(s.SharedHit)/d, oneLine(s.Query, queryWidth))
 	}
 }
 
