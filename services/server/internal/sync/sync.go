@@ -89,6 +89,16 @@ type ConsumerLossHandler interface {
 	HandleLost(ctx context.Context, from, to int64) error
 }
 
+// ConsumerRoundEnder is implemented by handlers that finish the work of a
+// round once for all its events, for example one insert of every job the
+// round's events call for instead of one per event. The round calls
+// EndRound once, in its transaction, after its last HandleEvent and before
+// the cursor moves; a round that handled no event does not call it. An
+// error rolls the round back.
+type ConsumerRoundEnder interface {
+	EndRound(ctx context.Context) error
+}
+
 // Consumers registers consumer handlers before the worker's runner starts.
 type Consumers interface {
 	// Register binds h to name. It returns an error for a second handler

@@ -248,3 +248,21 @@ func TestDeliveryQuotaPauses(t *testing.T) {
 		require.Equal(t, r.EventID.String(), got[i].id, "in seq order")
 	}
 }
+
+// TestDeliveryQuotaPausedInTheRoundIsNotWoken: the round schedules the
+// subscriptions it served once, at its end (EndRound), and only those
+// still active then. A round whose second event makes the subscription
+// reach webhook.max_pending_per_subscription pauses it and leaves no job
+// for it, although its first event found it active.
+func TestDeliveryQuotaPausedInTheRoundIsNotWoken(t *testing.T) {
+	t.Parallel()
+	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 2 }})
+	sub := b.sub
+	jobs := b.jobs(t, sub)[sub]
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is on fire")
+	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, it is still on fire")
+	require.Equal(t, 2, b.runRound(t))
+	require.Equal(t, "paused", b.subscription(t, sub).State, "the second open delivery reaches the quota")
+	require.Len(t, b.deliveries(t, sub), 2)
+	require.Equal(t, jobs, b.jobs(t, sub)[sub], "a subscription the round paused is not woken at its end")
+}

@@ -35,10 +35,10 @@ type DeliveryStore interface {
 	// every subscription of t); ordered by subscription id, never nil.
 	DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID) ([]Candidate, error)
 	// InsertDeliveries creates one pending row (attempt 0, due at now) per
-	// subscription of subs for ev, with the delivery id of the same index
-	// in deliveryIDs, skipping subscriptions that already have a row for
-	// ev.Seq. It returns the subscriptions that got a new row, never nil.
-	InsertDeliveries(ctx context.Context, ev eventsync.Event, subs, deliveryIDs []ids.ID, now time.Time) ([]ids.ID, error)
+	// element of rows, all in one statement, skipping a subscription that
+	// already has a row for the event or no longer exists. It returns the
+	// ids of the rows it created, never nil.
+	InsertDeliveries(ctx context.Context, rows []NewDelivery, now time.Time) (map[ids.ID]bool, error)
 	// CountPending returns, per subscription of subs, its pending rows
 	// counted up to limit (a bounded count: a larger backlog gives limit).
 	CountPending(ctx context.Context, subs []ids.ID, limit int) (map[ids.ID]int, error)
@@ -306,4 +306,13 @@ type WebhookSender interface {
 	// error; an error means no response arrived (blocked address, timeout,
 	// TLS or connection failure) and is classified by domain.Classify.
 	Send(ctx context.Context, req SignedRequest) (SendResult, error)
+}
+
+// NewDelivery is one row a consumer round creates: delivery ID of the
+// event Event (with its id EventID) to subscription SubscriptionID.
+type NewDelivery struct {
+	ID             ids.ID
+	SubscriptionID ids.ID
+	Event          eventsync.EventKey
+	EventID        ids.ID
 }

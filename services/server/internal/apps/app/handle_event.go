@@ -20,13 +20,21 @@ import (
 // round is the memo of one consumer round (one transaction): the
 // candidates per event type and reach, loaded once; the open count of each active
 // subscription, counted once and then tracked; the state each subscription
-// has in this round; and the subscriptions already woken.
+// has in this round; and the rows the round creates at its end, in seq
+// order.
 type round struct {
 	mu         sync.Mutex
 	candidates map[candidateKey][]Candidate
 	pending    map[ids.ID]int
 	states     map[ids.ID]apps.SubscriptionState
-	scheduled  map[ids.ID]bool
+	rows       []roundRow
+}
+
+// roundRow is a row the round creates at its end, with the candidate it
+// goes to.
+type roundRow struct {
+	cand Candidate
+	row  NewDelivery
 }
 
 var roundKey = txn.NewKey[*round]("apps.webhooks.round")
@@ -42,7 +50,6 @@ func roundOf(ctx context.Context) *round {
 		candidates: map[candidateKey][]Candidate{},
 		pending:    map[ids.ID]int{},
 		states:     map[ids.ID]apps.SubscriptionState{},
-		scheduled:  map[ids.ID]bool{},
 	}
 	roundKey.Set(ctx, r)
 	return r
@@ -50,9 +57,10 @@ func roundOf(ctx context.Context) *round {
 
 // HandleEvent implements sync.ConsumerHandler for the consumer webhooks
 // (ADR 0051). It runs in the round's transaction once per event in seq
-// order and writes only delivery rows, jobs and the audit entries of
-// system transitions; it calls nothing outside the process and appends no
-// durable event.
+// order and decides which subscriptions get a row for the event; EndRound
+// writes the rows of the whole round, applies the quota and schedules the
+// jobs (D-M2-26-63). Neither calls anything outside the process or
+// appends a durable event.
 //
 // For an event an app may subscribe to, the rows go only to the apps that
 // can see it now (routing by rights, D-M2-26-35): authz.DeliveryRouter
@@ -63,13 +71,8 @@ func roundOf(ctx context.Context) *round {
 // decides each in filter mode with the grants loaded in one statement. A
 // candidate it does not allow gets no row. A suspended installation is
 // routed like an active one, because suspension holds deliveries back and
-// is not a right: its rows wait for the resume. Then an active
-// subscription whose open deliveries reach
-// webhook.max_pending_per_subscription with this row is paused (system
-// transition max_pending, audited), and every active subscription of an
-// active installation that got a new row is scheduled once per round. A
-// disabled subscription gets no rows (D-M2-26-1). Errors roll the round
-// back.
+// is not a right: its rows wait for the resume. A disabled subscription
+// gets no rows (D-M2-26-1). Errors roll the round back.
 func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error {
 	if !domain.AppSubscribable(string(ev.Type)) {
 		return nil
@@ -100,8 +103,6 @@ func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error 
 		return err
 	}
 	now := s.now()
-	byID := make(map[ids.ID]Candidate, len(routed))
-	var subs, deliveryIDs []ids.ID
 	for i, c := range routed {
 		if !allowed[i] {
 			continue
@@ -110,30 +111,62 @@ func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error 
 		if err != nil {
 			return err
 		}
-		byID[c.SubscriptionID] = c
-		subs, deliveryIDs = append(subs, c.SubscriptionID), append(deliveryIDs, id)
+		r.rows = append(r.rows, roundRow{cand: c, row: NewDelivery{ID: id, SubscriptionID: c.SubscriptionID,
+			Event: eventsync.EventKey{Seq: ev.Seq, OccurredAt: ev.OccurredAt}, EventID: ev.ID}})
 	}
-	if len(subs) == 0 {
+	return nil
+}
+
+// EndRound implements sync.ConsumerRoundEnder for the consumer webhooks
+// (D-M2-26-63): it writes what the round's events called for, in as few
+// statements as the round allows. The open count of every active
+// subscription the round serves is read once; the rows of every event go
+// in one insert; then, in seq order, the quota pauses a subscription
+// whose open deliveries reach webhook.max_pending_per_subscription with
+// a new row; last, every subscription of an active installation that got
+// a row and is still active is scheduled, once, in one job insert. One
+// statement each, instead of one per event or per subscription, keeps the
+// round's cost close to the rows it creates.
+func (s *Deliveries) EndRound(ctx context.Context) error {
+	r := roundOf(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rows := r.rows
+	r.rows = nil
+	if len(rows) == 0 {
 		return nil
 	}
-	inserted, err := s.store.InsertDeliveries(ctx, ev, subs, deliveryIDs, now)
+	now := s.now()
+	if err := s.countPending(ctx, r, rows); err != nil {
+		return err
+	}
+	news := make([]NewDelivery, len(rows))
+	for i, rr := range rows {
+		news[i] = rr.row
+	}
+	created, err := s.store.InsertDeliveries(ctx, news, now)
 	if err != nil {
 		return err
 	}
-	if err := s.applyQuota(ctx, r, byID, inserted, now); err != nil {
-		return err
+	for _, rr := range rows {
+		if created[rr.row.ID] {
+			if err := s.applyQuota(ctx, r, rr.cand, now); err != nil {
+				return err
+			}
+		}
 	}
-	for _, id := range inserted {
-		c := byID[id]
-		if r.scheduled[id] || r.states[id] != apps.SubscriptionActive || c.InstallationState != apps.InstallationActive {
+	woken := map[ids.ID]bool{}
+	var due []ids.ID
+	for _, rr := range rows {
+		id := rr.cand.SubscriptionID
+		if !created[rr.row.ID] || woken[id] || rr.cand.InstallationState != apps.InstallationActive ||
+			r.states[id] != apps.SubscriptionActive {
 			continue
 		}
-		if err := s.scheduler.Schedule(ctx, id, now); err != nil {
-			return err
-		}
-		r.scheduled[id] = true
+		woken[id] = true
+		due = append(due, id)
 	}
-	return nil
+	return s.scheduler.ScheduleAll(ctx, due, now)
 }
 
 // candidatesOf returns the candidates of type t for an event on res: the
@@ -182,46 +215,49 @@ type candidateKey struct {
 	principals string
 }
 
-// applyQuota tracks the open count of every active subscription that got a
-// new row and pauses one whose count crosses the quota
-// (webhook.max_pending_per_subscription) with this row, from below to at
-// or above (D-M2-26-2). The
-// first time a round sees a subscription it counts its pending rows, the
-// new one included, bounded one above the quota so that a backlog already
-// above it is never mistaken for a crossing.
-func (s *Deliveries) applyQuota(ctx context.Context, r *round, byID map[ids.ID]Candidate, inserted []ids.ID, now time.Time) error {
-	quota := s.opts.MaxPendingPerSubscription
+// countPending reads the open count of every active subscription among
+// rows that the round has not counted yet, before the round's rows are
+// inserted, bounded one above the quota (webhook.max_pending_per_subscription)
+// so that a backlog already above it is never mistaken for a crossing;
+// applyQuota tracks it from there.
+func (s *Deliveries) countPending(ctx context.Context, r *round, rows []roundRow) error {
 	var uncounted []ids.ID
-	for _, id := range inserted {
-		if _, ok := r.pending[id]; !ok && r.states[id] == apps.SubscriptionActive {
+	seen := map[ids.ID]bool{}
+	for _, rr := range rows {
+		id := rr.cand.SubscriptionID
+		if _, ok := r.pending[id]; !ok && !seen[id] && r.states[id] == apps.SubscriptionActive {
+			seen[id] = true
 			uncounted = append(uncounted, id)
 		}
 	}
-	if len(uncounted) > 0 {
-		counts, err := s.store.CountPending(ctx, uncounted, quota+1)
-		if err != nil {
-			return err
-		}
-		for _, id := range uncounted {
-			// The count includes the row just inserted; tracking goes on
-			// from the count before it.
-			r.pending[id] = counts[id] - 1
-		}
+	if len(uncounted) == 0 {
+		return nil
 	}
-	for _, id := range inserted {
-		if r.states[id] != apps.SubscriptionActive {
-			continue
-		}
-		before := r.pending[id]
-		r.pending[id] = before + 1
-		if before >= quota || before+1 < quota {
-			continue
-		}
-		if err := s.pauseForQuota(ctx, r, byID[id], now); err != nil {
-			return err
-		}
+	counts, err := s.store.CountPending(ctx, uncounted, s.opts.MaxPendingPerSubscription+1)
+	if err != nil {
+		return err
+	}
+	for _, id := range uncounted {
+		r.pending[id] = counts[id]
 	}
 	return nil
+}
+
+// applyQuota counts one new row of c and pauses c when the row brings its
+// open count from below the quota (webhook.max_pending_per_subscription)
+// to it (D-M2-26-2). Only an active subscription is counted and paused.
+func (s *Deliveries) applyQuota(ctx context.Context, r *round, c Candidate, now time.Time) error {
+	id := c.SubscriptionID
+	if r.states[id] != apps.SubscriptionActive {
+		return nil
+	}
+	quota := s.opts.MaxPendingPerSubscription
+	before := r.pending[id]
+	r.pending[id] = before + 1
+	if before >= quota || before+1 < quota {
+		return nil
+	}
+	return s.pauseForQuota(ctx, r, c, now)
 }
 
 // pauseForQuota pauses c for the quota under its row lock: the round's view

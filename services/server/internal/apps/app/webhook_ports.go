@@ -88,4 +88,8 @@ type DeliveryScheduler interface {
 	// at, in the unit of work of ctx, so the job exists exactly when the rows
 	// it serves were committed.
 	Schedule(ctx context.Context, subscriptionID ids.ID, at time.Time) error
+	// ScheduleAll is Schedule for every one of subscriptionIDs, in one
+	// insert: the consumer round schedules every subscription it served at
+	// its end this way. No IDs inserts nothing.
+	ScheduleAll(ctx context.Context, subscriptionIDs []ids.ID, at time.Time) error
 }

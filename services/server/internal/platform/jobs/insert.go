@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/platform/pg"
 )
@@ -43,19 +45,35 @@ type Inserter struct {
 // ErrUnknownKind for an unregistered kind, and an internal *errs.Error when
 // the database refuses the insert.
 func (i *Inserter) InsertTx(ctx context.Context, args Args, o InsertOptions) error {
+	return i.InsertManyTx(ctx, []Args{args}, o)
+}
+
+// InsertManyTx is InsertTx for several jobs, each in its kind's queue and
+// all with the options o, in one statement: a caller that schedules many
+// jobs in one unit of work (the consumer round of webhooks) pays one round
+// trip instead of one per job. No args inserts nothing. Its errors are
+// InsertTx's; with any of them no job of the call is inserted.
+func (i *Inserter) InsertManyTx(ctx context.Context, args []Args, o InsertOptions) error {
 	tx, err := pg.RequireTx(ctx)
 	if err != nil {
 		return err
 	}
-	ho, ok := i.r.Registered(args.Kind())
-	if !ok {
-		return ErrUnknownKind
+	if len(args) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(args))
+	for n, a := range args {
+		ho, ok := i.r.Registered(a.Kind())
+		if !ok {
+			return ErrUnknownKind
+		}
+		params[n] = river.InsertManyParams{Args: a, InsertOpts: ho.insertOpts(o)}
 	}
 	c, err := i.r.riverClient()
 	if err != nil {
 		return errs.Wrap(err, "job runtime unavailable")
 	}
-	if _, err := c.InsertTx(ctx, tx, args, ho.insertOpts(o)); err != nil {
+	if _, err := c.InsertManyTx(ctx, tx, params); err != nil {
 		return errs.Wrap(err, "job insert failed")
 	}
 	return nil

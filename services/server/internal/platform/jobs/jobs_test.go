@@ -605,3 +605,51 @@ func TestDueJobIsAvailableAtOnce(t *testing.T) {
 	b.insert(t, rt, pingArgs{N: 3}, jobs.InsertOptions{ScheduledAt: now.Add(time.Hour)})
 	require.ElementsMatch(t, []string{"available", "available", "scheduled"}, b.states(t, "test.ping"))
 }
+
+// TestInsertManyTxInsertsEveryJobWithTheRows inserts three jobs in one
+// call: all of them run once the unit of work commits (a rollback takes
+// them along as it does InsertTx's, which is its one-job case:
+// TestInsertTxRolledBackInsertsNothing). The consumer round of webhooks schedules every
+// subscription it served this way, one insert per round.
+func TestInsertManyTxInsertsEveryJobWithTheRows(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("worker"))
+	runs := recorder(t, rt, jobs.HandlerOptions{}, nil)
+	require.NoError(t, rt.Start(context.Background()))
+	require.NoError(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
+		return rt.Inserter().InsertManyTx(ctx, []jobs.Args{pingArgs{N: 3}, pingArgs{N: 4}, pingArgs{N: 5}}, jobs.InsertOptions{})
+	}))
+	var got []int
+	for range 3 {
+		got = append(got, receive(t, runs).args.N)
+	}
+	require.ElementsMatch(t, []int{3, 4, 5}, got)
+	stop(t, rt)
+	require.Equal(t, []string{"completed", "completed", "completed"}, b.states(t, "test.ping"))
+}
+
+// TestInsertManyTxRefusesWhatInsertTxRefuses: outside a unit of work, and
+// with a kind no Register call declared, nothing is inserted; no jobs at
+// all is no insert and no error.
+func TestInsertManyTxRefusesWhatInsertTxRefuses(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("api"))
+	_ = recorder(t, rt, jobs.HandlerOptions{}, nil)
+	err := rt.Inserter().InsertManyTx(context.Background(), []jobs.Args{pingArgs{N: 1}}, jobs.InsertOptions{})
+	require.ErrorIs(t, err, jobs.ErrNoTransaction)
+	err = b.uow.Do(context.Background(), func(ctx context.Context) error {
+		return rt.Inserter().InsertManyTx(ctx, []jobs.Args{pingArgs{N: 1}, unregisteredArgs{}}, jobs.InsertOptions{})
+	})
+	require.ErrorIs(t, err, jobs.ErrUnknownKind)
+	require.NoError(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
+		return rt.Inserter().InsertManyTx(ctx, nil, jobs.InsertOptions{})
+	}))
+	require.Empty(t, b.states(t, "test.ping"))
+}
+
+// unregisteredArgs is a kind no test registers.
+type unregisteredArgs struct{}
+
+func (unregisteredArgs) Kind() string { return "test.unregistered" }

@@ -188,6 +188,25 @@ func (r *lossRecorder) HandleLost(ctx context.Context, from, to int64) error {
 
 var _ eventsync.ConsumerLossHandler = (*lossRecorder)(nil)
 
+// endRecorder also implements sync.ConsumerRoundEnder: EndRound writes a
+// mark (0) in the round's transaction and records the call.
+type endRecorder struct {
+	*recorder
+	endErr error
+}
+
+func (r *endRecorder) EndRound(ctx context.Context) error {
+	if _, err := pg.Conn(ctx, r.pool.App).Exec(ctx, `INSERT INTO handler_marks VALUES (0)`); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, "end")
+	return r.endErr
+}
+
+var _ eventsync.ConsumerRoundEnder = (*endRecorder)(nil)
+
 // signalling wraps a handler and reports each handled seq after the round
 // that handled it committed... as far as a handler can tell: it reports
 // from inside the round, so tests that use it wait for the cursor too.

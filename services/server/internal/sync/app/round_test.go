@@ -317,3 +317,50 @@ func BenchmarkConsumerRound(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "events/s")
 }
+
+// TestRoundCallsEndRoundAfterItsEvents: a handler with
+// sync.ConsumerRoundEnder is told once per round, in the round's
+// transaction, after the round's last event; a round without events does
+// not call it, and an error of EndRound rolls the round back, so neither
+// the cursor nor anything the handler wrote moves.
+func TestRoundCallsEndRoundAfterItsEvents(t *testing.T) {
+	t.Parallel()
+	t.Run("once per round, after the last event", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		seqs := b.appendMessages(t, 3)
+		h := &endRecorder{recorder: newRecorder(b.db)}
+		r := b.runner(t, h, app.Options{BatchSize: 2, PollInterval: time.Hour})
+		for range 3 {
+			_, err := r.RunRound(context.Background())
+			require.NoError(t, err)
+		}
+		calls, _ := h.snapshot()
+		require.Equal(t, []string{"event 1", "event 2", "end", "event 3", "end"}, calls, "the third round has no event and no end")
+		require.Equal(t, seqs[2], b.cursor(t))
+	})
+
+	t.Run("an error of EndRound rolls the round back", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		boom := errors.New("end of round failed")
+		h := &endRecorder{recorder: newRecorder(b.db), endErr: boom}
+		// A round without events creates the cursor and calls no EndRound.
+		_, err := b.runner(t, h, defaultOptions).RunRound(context.Background())
+		require.NoError(t, err)
+		b.appendMessages(t, 2)
+		_, err = b.runner(t, h, defaultOptions).RunRound(context.Background())
+		require.ErrorIs(t, err, boom)
+		require.Zero(t, b.cursor(t), "the cursor did not move")
+		require.Empty(t, b.marks(t), "the handler's writes were rolled back")
+
+		h.endErr = nil
+		h.reset()
+		n, err := b.runner(t, h, defaultOptions).RunRound(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		calls, _ := h.snapshot()
+		require.Equal(t, []string{"event 1", "event 2", "end"}, calls)
+		require.Equal(t, []int64{0, 1, 2}, b.marks(t))
+	})
+}

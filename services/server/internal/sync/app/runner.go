@@ -70,6 +70,7 @@ type Runner struct {
 	name    eventsync.ConsumerName
 	handler eventsync.ConsumerHandler
 	loss    eventsync.ConsumerLossHandler // nil when the handler does not implement it
+	ender   eventsync.ConsumerRoundEnder  // nil when the handler does not implement it
 	deps    Deps
 	opts    Options
 	log     *slog.Logger
@@ -78,7 +79,8 @@ type Runner struct {
 }
 
 // NewRunner returns the runner of consumer name with handler h. A handler
-// that also implements sync.ConsumerLossHandler learns about lost ranges.
+// that also implements sync.ConsumerLossHandler learns about lost ranges,
+// one that implements sync.ConsumerRoundEnder about the end of each round.
 // It returns an error for an empty name, a nil handler, missing deps or
 // invalid options.
 func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps, o Options) (*Runner, error) {
@@ -112,6 +114,7 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 	r := &Runner{name: name, handler: h, deps: d, opts: o, lag: lag, rounds: rounds,
 		log: log.With(slog.String(string(attr.Consumer), string(name)))}
 	r.loss, _ = h.(eventsync.ConsumerLossHandler)
+	r.ender, _ = h.(eventsync.ConsumerRoundEnder)
 	return r, nil
 }
 
@@ -130,7 +133,8 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 // lock, so a lower seq may still be in flight: ADR 0070), call HandleLost
 // once when events were lost and the handler implements
 // sync.ConsumerLossHandler, call HandleEvent for each event it may handle,
-// store the cursor (and the horizon of a gap it stopped at), commit. Any
+// then EndRound when it handled any and the handler implements
+// sync.ConsumerRoundEnder, store the cursor (and the horizon of a gap it stopped at), commit. Any
 // error rolls back all of it and is returned as is.
 func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
 	res, err := r.round(ctx)
@@ -223,6 +227,11 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 				return err
 			}
 			last = ev.Seq
+		}
+		if r.ender != nil && settle.Handle > 0 {
+			if err := r.ender.EndRound(ctx); err != nil {
+				return err
+			}
 		}
 		res.handled = settle.Handle
 		res.full = len(read) == plan.Limit && !settle.Held

@@ -94,3 +94,14 @@ func NewScheduler(ins *jobs.Inserter) *Scheduler {
 func (s *Scheduler) Schedule(ctx context.Context, subscriptionID ids.ID, at time.Time) error {
 	return s.ins.InsertTx(ctx, WebhookDeliver{SubscriptionID: subscriptionID}, jobs.InsertOptions{ScheduledAt: at})
 }
+
+// ScheduleAll inserts apps.webhook_deliver for each of subscriptionIDs,
+// due at at, in one statement in the unit of work of ctx
+// (jobs.ErrNoTransaction outside one).
+func (s *Scheduler) ScheduleAll(ctx context.Context, subscriptionIDs []ids.ID, at time.Time) error {
+	args := make([]jobs.Args, len(subscriptionIDs))
+	for i, id := range subscriptionIDs {
+		args[i] = WebhookDeliver{SubscriptionID: id}
+	}
+	return s.ins.InsertManyTx(ctx, args, jobs.InsertOptions{ScheduledAt: at})
+}

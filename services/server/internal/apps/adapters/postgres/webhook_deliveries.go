@@ -16,7 +16,6 @@ import (
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg"
-	eventsync "bothy/server/internal/sync"
 )
 
 // DeliveryStore implements app.DeliveryStore over the sqlc queries of
@@ -95,15 +94,21 @@ func candidate(r db.WebhookSubscriptionDeliveryCandidatesOfRow) app.Candidate {
 }
 
 // InsertDeliveries implements app.DeliveryStore.
-func (s *DeliveryStore) InsertDeliveries(ctx context.Context, ev eventsync.Event, subs, deliveryIDs []ids.ID, now time.Time) ([]ids.ID, error) {
-	if len(subs) != len(deliveryIDs) {
-		return nil, errs.Internalf("apps: one delivery id per subscription")
+func (s *DeliveryStore) InsertDeliveries(ctx context.Context, rows []app.NewDelivery, now time.Time) (map[ids.ID]bool, error) {
+	p := db.WebhookDeliveryInsertForRoundParams{Now: now,
+		Ids: make([]ids.ID, len(rows)), SubscriptionIds: make([]ids.ID, len(rows)), EventSeqs: make([]int64, len(rows)),
+		EventIds: make([]ids.ID, len(rows)), EventOccurredAts: make([]time.Time, len(rows))}
+	for i, r := range rows {
+		p.Ids[i], p.SubscriptionIds[i], p.EventSeqs[i] = r.ID, r.SubscriptionID, r.Event.Seq
+		p.EventIds[i], p.EventOccurredAts[i] = r.EventID, r.Event.OccurredAt
 	}
-	out, err := s.q(ctx).WebhookDeliveryInsertForEvent(ctx, db.WebhookDeliveryInsertForEventParams{
-		EventSeq: ev.Seq, EventID: ev.ID, EventOccurredAt: ev.OccurredAt, Now: now, Ids: deliveryIDs, SubscriptionIds: subs,
-	})
+	created, err := s.q(ctx).WebhookDeliveryInsertForRound(ctx, p)
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: inserting webhook deliveries failed")
+	}
+	out := make(map[ids.ID]bool, len(created))
+	for _, id := range created {
+		out[id] = true
 	}
 	return out, nil
 }

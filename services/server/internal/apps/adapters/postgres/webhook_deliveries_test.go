@@ -37,11 +37,15 @@ func (b *testBundle) subscriptionIn(t *testing.T, inst apps.Installation, state 
 // pending inserts one pending delivery per seq for sub.
 func (b *testBundle) pending(t *testing.T, s *postgres.DeliveryStore, sub ids.ID, seqs ...int64) {
 	t.Helper()
-	for _, seq := range seqs {
-		got, err := s.InsertDeliveries(context.Background(), eventsync.Event{Seq: seq, ID: ids.New()}, []ids.ID{sub}, []ids.ID{ids.New()}, start)
-		require.NoError(t, err)
-		require.Equal(t, []ids.ID{sub}, got)
+	rows := make([]app.NewDelivery, len(seqs))
+	want := map[ids.ID]bool{}
+	for i, seq := range seqs {
+		rows[i] = app.NewDelivery{ID: ids.New(), SubscriptionID: sub, Event: eventsync.EventKey{Seq: seq}, EventID: ids.New()}
+		want[rows[i].ID] = true
 	}
+	got, err := s.InsertDeliveries(context.Background(), rows, start)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "the rows of several events go in one insert")
 }
 
 // explain returns the plan of query with sequential scans disabled, so it
@@ -121,9 +125,15 @@ func TestDeliveryStoreCandidatesAndBoundedCount(t *testing.T) {
 	require.Empty(t, cands)
 
 	b.pending(t, s, active, 1, 2, 3, 4, 5)
-	again, err := s.InsertDeliveries(ctx, eventsync.Event{Seq: 3, ID: ids.New()}, []ids.ID{active, paused}, []ids.ID{ids.New(), ids.New()}, start)
+	again := []app.NewDelivery{
+		{ID: ids.New(), SubscriptionID: active, Event: eventsync.EventKey{Seq: 3}, EventID: ids.New()},
+		{ID: ids.New(), SubscriptionID: paused, Event: eventsync.EventKey{Seq: 3}, EventID: ids.New()},
+		{ID: ids.New(), SubscriptionID: ids.New(), Event: eventsync.EventKey{Seq: 3}, EventID: ids.New()},
+	}
+	created, err := s.InsertDeliveries(ctx, again, start)
 	require.NoError(t, err)
-	require.Equal(t, []ids.ID{paused}, again, "a second row for the same event is skipped")
+	require.Equal(t, map[ids.ID]bool{again[1].ID: true}, created,
+		"a second row for the same event is skipped, and so is a subscription that does not exist")
 	counts, err := s.CountPending(ctx, []ids.ID{active, paused}, 3)
 	require.NoError(t, err)
 	require.Equal(t, map[ids.ID]int{active: 3, paused: 1}, counts, "the count stops at its limit")

@@ -237,46 +237,49 @@ func (q *Queries) WebhookDeliveryFinishUnsent(ctx context.Context, arg WebhookDe
 	return result.RowsAffected(), nil
 }
 
-const webhookDeliveryInsertForEvent = `-- name: WebhookDeliveryInsertForEvent :many
+const webhookDeliveryInsertForRound = `-- name: WebhookDeliveryInsertForRound :many
 WITH live AS (
     SELECT s.id FROM webhook_subscriptions s
-    WHERE s.id = ANY($6::uuid[])
+    WHERE s.id = ANY($3::uuid[])
     FOR KEY SHARE
 )
 INSERT INTO webhook_deliveries (
     id, subscription_id, event_seq, event_id, event_occurred_at, status, attempt, next_attempt_at, created_at, updated_at
 )
-SELECT u.id, u.subscription_id, $1::bigint, $2::uuid, $3::timestamptz, 'pending', 0,
-       $4::timestamptz, $4, $4
-FROM (SELECT unnest($5::uuid[]) AS id, unnest($6::uuid[]) AS subscription_id) AS u
+SELECT u.id, u.subscription_id, u.event_seq, u.event_id, u.event_occurred_at, 'pending', 0,
+       $1::timestamptz, $1, $1
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::uuid[]) AS subscription_id,
+             unnest($4::bigint[]) AS event_seq, unnest($5::uuid[]) AS event_id,
+             unnest($6::timestamptz[]) AS event_occurred_at) AS u
 JOIN live ON live.id = u.subscription_id
 ON CONFLICT (subscription_id, event_seq) DO NOTHING
-RETURNING subscription_id
+RETURNING id
 `
 
-type WebhookDeliveryInsertForEventParams struct {
-	EventSeq        int64
-	EventID         ids.ID
-	EventOccurredAt time.Time
-	Now             time.Time
-	Ids             []ids.ID
-	SubscriptionIds []ids.ID
+type WebhookDeliveryInsertForRoundParams struct {
+	Now              time.Time
+	Ids              []ids.ID
+	SubscriptionIds  []ids.ID
+	EventSeqs        []int64
+	EventIds         []ids.ID
+	EventOccurredAts []time.Time
 }
 
-// Only subscriptions that still exist get a row: the round read its
-// candidates earlier in the transaction, and an owner may have deleted one
-// since. FOR KEY SHARE skips a row deleted meanwhile (it waits for a delete
-// in progress) and holds the rest until the round commits, so the foreign
-// key check never fails and a deleted subscription costs only itself
-// (D-M2-26-41).
-func (q *Queries) WebhookDeliveryInsertForEvent(ctx context.Context, arg WebhookDeliveryInsertForEventParams) ([]ids.ID, error) {
-	rows, err := q.db.Query(ctx, webhookDeliveryInsertForEvent,
-		arg.EventSeq,
-		arg.EventID,
-		arg.EventOccurredAt,
+// Every row of a consumer round in one statement: row i is delivery ids[i]
+// of event event_seqs[i] to subscription_ids[i]. Only subscriptions that
+// still exist get a row: the round read its candidates earlier in the
+// transaction, and an owner may have deleted one since. FOR KEY SHARE
+// skips a row deleted meanwhile (it waits for a delete in progress) and
+// holds the rest until the round commits, so the foreign key check never
+// fails and a deleted subscription costs only itself (D-M2-26-41).
+func (q *Queries) WebhookDeliveryInsertForRound(ctx context.Context, arg WebhookDeliveryInsertForRoundParams) ([]ids.ID, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryInsertForRound,
 		arg.Now,
 		arg.Ids,
 		arg.SubscriptionIds,
+		arg.EventSeqs,
+		arg.EventIds,
+		arg.EventOccurredAts,
 	)
 	if err != nil {
 		return nil, err
@@ -284,11 +287,11 @@ func (q *Queries) WebhookDeliveryInsertForEvent(ctx context.Context, arg Webhook
 	defer rows.Close()
 	items := []ids.ID{}
 	for rows.Next() {
-		var subscription_id ids.ID
-		if err := rows.Scan(&subscription_id); err != nil {
+		var id ids.ID
+		if err := rows.Scan(&id); err != nil {
 			return nil, err
 		}
-		items = append(items, subscription_id)
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

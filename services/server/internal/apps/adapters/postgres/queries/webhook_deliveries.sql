@@ -40,13 +40,14 @@ WHERE a.principal_id = ANY(@principal_ids::uuid[])
   AND i.event_subscriptions @> ARRAY[@event_type::text]
 ORDER BY s.id;
 
--- name: WebhookDeliveryInsertForEvent :many
--- Only subscriptions that still exist get a row: the round read its
--- candidates earlier in the transaction, and an owner may have deleted one
--- since. FOR KEY SHARE skips a row deleted meanwhile (it waits for a delete
--- in progress) and holds the rest until the round commits, so the foreign
--- key check never fails and a deleted subscription costs only itself
--- (D-M2-26-41).
+-- name: WebhookDeliveryInsertForRound :many
+-- Every row of a consumer round in one statement: row i is delivery ids[i]
+-- of event event_seqs[i] to subscription_ids[i]. Only subscriptions that
+-- still exist get a row: the round read its candidates earlier in the
+-- transaction, and an owner may have deleted one since. FOR KEY SHARE
+-- skips a row deleted meanwhile (it waits for a delete in progress) and
+-- holds the rest until the round commits, so the foreign key check never
+-- fails and a deleted subscription costs only itself (D-M2-26-41).
 WITH live AS (
     SELECT s.id FROM webhook_subscriptions s
     WHERE s.id = ANY(@subscription_ids::uuid[])
@@ -55,12 +56,14 @@ WITH live AS (
 INSERT INTO webhook_deliveries (
     id, subscription_id, event_seq, event_id, event_occurred_at, status, attempt, next_attempt_at, created_at, updated_at
 )
-SELECT u.id, u.subscription_id, @event_seq::bigint, @event_id::uuid, @event_occurred_at::timestamptz, 'pending', 0,
+SELECT u.id, u.subscription_id, u.event_seq, u.event_id, u.event_occurred_at, 'pending', 0,
        @now::timestamptz, @now, @now
-FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@subscription_ids::uuid[]) AS subscription_id) AS u
+FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@subscription_ids::uuid[]) AS subscription_id,
+             unnest(@event_seqs::bigint[]) AS event_seq, unnest(@event_ids::uuid[]) AS event_id,
+             unnest(@event_occurred_ats::timestamptz[]) AS event_occurred_at) AS u
 JOIN live ON live.id = u.subscription_id
 ON CONFLICT (subscription_id, event_seq) DO NOTHING
-RETURNING subscription_id;
+RETURNING id;
 
 -- name: WebhookDeliveryCountPending :many
 -- A bounded count per subscription (index webhook_deliveries_head_idx):
