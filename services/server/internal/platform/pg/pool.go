@@ -1,6 +1,7 @@
 // Package pg is the PostgreSQL platform: the connection pool, the unit of work
 // (kernel/txn implemented over pgx), embedded migrations and the bootstrap of
-// the database roles.
+// the database roles. Its pools send and read ids.ID as binary uuids
+// (RegisterTypes, D-SQ-14).
 //
 // Two roles exist (docs/adr/0007-migrations-and-database-roles.md): the
 // migration owner, which owns every table and runs DDL, and bothy_app, which
@@ -37,7 +38,8 @@ type Options struct {
 	Lazy bool
 }
 
-// Open returns a pool that has answered one ping (none when o.Lazy). It
+// Open returns a pool that has answered one ping (none when o.Lazy), whose
+// connections know the server's own types (RegisterTypes). It
 // returns an error naming the host and port (never the password) when the
 // database is unreachable.
 func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
@@ -57,6 +59,7 @@ func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 	if o.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprintf("%d", o.StatementTimeout.Milliseconds())
 	}
+	cfg.AfterConnect = registerTypesAfterConnect
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: creating pool for %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)

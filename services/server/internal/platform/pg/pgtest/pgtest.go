@@ -141,6 +141,11 @@ func pool(ctx context.Context, url string, max int32) (*pgxpool.Pool, error) {
 		return nil, err
 	}
 	cfg.MaxConns = max
+	// The types of pg.Open, so tests send and read IDs as the server does.
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		pg.RegisterTypes(conn.TypeMap())
+		return nil
+	}
 	return pgxpool.NewWithConfig(ctx, cfg)
 }
 
