@@ -24,8 +24,10 @@ func RegisterTypes(m *pgtype.Map) {
 	m.RegisterType(&pgtype.Type{Name: "_uuid", OID: pgtype.UUIDArrayOID, Codec: &pgtype.ArrayCodec{ElementType: uuid}})
 }
 
-// registerTypesAfterConnect is RegisterTypes as a pool's AfterConnect.
-func registerTypesAfterConnect(_ context.Context, conn *pgx.Conn) error {
+// AfterConnect is the AfterConnect of every pool of the server (Open) and
+// of the tests (pgtest): it registers the server's types on each new
+// connection (RegisterTypes). It never fails.
+func AfterConnect(_ context.Context, conn *pgx.Conn) error {
 	RegisterTypes(conn.TypeMap())
 	return nil
 }

@@ -37,28 +37,6 @@ func TestIDsTravelAsBinaryUUIDs(t *testing.T) {
 	require.Equal(t, ids.Zero, fromNull, "NULL reads as ids.Zero")
 }
 
-// TestRegisterTypesEncodesIDsWithoutText: with pg.RegisterTypes an ID
-// encodes to its 16 bytes and decodes from them, instead of going through
-// its driver.Valuer text form and parsing it back.
-func TestRegisterTypesEncodesIDsWithoutText(t *testing.T) {
-	t.Parallel()
-	m := pgtype.NewMap()
-	pg.RegisterTypes(m)
-	id := ids.New()
-	buf, err := m.Encode(pgtype.UUIDOID, pgtype.BinaryFormatCode, id, nil)
-	require.NoError(t, err)
-	require.Equal(t, id[:], buf)
-	buf, err = m.Encode(pgtype.UUIDOID, pgtype.BinaryFormatCode, ids.Zero, nil)
-	require.NoError(t, err)
-	require.Nil(t, buf, "ids.Zero encodes as NULL")
-	var back ids.ID
-	require.NoError(t, m.Scan(pgtype.UUIDOID, pgtype.BinaryFormatCode, id[:], &back))
-	require.Equal(t, id, back)
-	require.NoError(t, m.Scan(pgtype.UUIDOID, pgtype.BinaryFormatCode, nil, &back))
-	require.Equal(t, ids.Zero, back)
-	require.Error(t, m.Scan(pgtype.UUIDOID, pgtype.BinaryFormatCode, []byte{1, 2, 3}, &back), "a uuid is 16 bytes")
-}
-
 // BenchmarkEncodeID is the cost of sending one ids.ID as a uuid parameter
 // and reading one back: through the ID's driver.Valuer and sql.Scanner
 // (pgx's default for the type) and through pg.RegisterTypes.

@@ -59,7 +59,7 @@ func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 	if o.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprintf("%d", o.StatementTimeout.Milliseconds())
 	}
-	cfg.AfterConnect = registerTypesAfterConnect
+	cfg.AfterConnect = AfterConnect
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: creating pool for %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)

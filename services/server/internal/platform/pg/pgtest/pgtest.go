@@ -142,10 +142,7 @@ func pool(ctx context.Context, url string, max int32) (*pgxpool.Pool, error) {
 	}
 	cfg.MaxConns = max
 	// The types of pg.Open, so tests send and read IDs as the server does.
-	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
-		pg.RegisterTypes(conn.TypeMap())
-		return nil
-	}
+	cfg.AfterConnect = pg.AfterConnect
 	return pgxpool.NewWithConfig(ctx, cfg)
 }
 
