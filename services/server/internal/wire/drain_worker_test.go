@@ -43,7 +43,8 @@ func TestSIGTERMLetsTheWorkersInFlightJobFinish(t *testing.T) {
 	waitReady(t, b.operator)
 	insert := func(n int) {
 		require.NoError(t, b.proc.Modules().UnitOfWork.Do(context.Background(), func(ctx context.Context) error {
-			return b.proc.Jobs().Inserter().InsertTx(ctx, drainProbe{N: n}, jobs.InsertOptions{})
+			_, err := b.proc.Jobs().Inserter().InsertTx(ctx, drainProbe{N: n}, jobs.InsertOptions{})
+			return err
 		}))
 	}
 	insert(1)

@@ -117,20 +117,15 @@ func (w *bundle) appendEvents(tb testing.TB, n int) {
 	}
 }
 
-// withoutLeaseWakeUps drops the jobs scheduled after now (the lease
-// wake-ups; the benchmark has no retries). It exists only to measure what
+// withoutLeaseWakeUps drops the lease wake-ups. It exists only to measure what
 // the lease wake-up costs; the product always schedules it (D-M2-26-28,
 // once per run since ADR 0067).
 type withoutLeaseWakeUps struct {
 	app.DeliveryScheduler
-	clock interface{ Now() time.Time }
 }
 
-func (s withoutLeaseWakeUps) Schedule(ctx context.Context, sub ids.ID, at time.Time) error {
-	if at.After(s.clock.Now()) {
-		return nil
-	}
-	return s.DeliveryScheduler.Schedule(ctx, sub, at)
+func (s withoutLeaseWakeUps) ScheduleWakeUp(context.Context, ids.ID, time.Time) (app.WakeUp, error) {
+	return 0, nil
 }
 
 // BenchmarkDeliverLoop measures the attempt loop: claim under the row
@@ -159,7 +154,7 @@ func BenchmarkDeliverLoop(b *testing.B) {
 			}}
 			if !bc.wakeups {
 				o.scheduler = func(s app.DeliveryScheduler) app.DeliveryScheduler {
-					return withoutLeaseWakeUps{DeliveryScheduler: s, clock: clockNow{}}
+					return withoutLeaseWakeUps{DeliveryScheduler: s}
 				}
 			}
 			w := deliveryWorld(b, o)
@@ -199,11 +194,6 @@ func (w *bundle) reportHOT(b *testing.B) {
 		b.ReportMetric(100*hot/upd, "hot-updates-%")
 	}
 }
-
-// clockNow is the real clock for withoutLeaseWakeUps.
-type clockNow struct{}
-
-func (clockNow) Now() time.Time { return time.Now() }
 
 // BenchmarkConsumerRound measures the consumer webhooks: rounds of
 // consumer.batch_size events, each event giving one pending row per

@@ -36,9 +36,9 @@ type chain struct {
 	start time.Time
 	// finished counts the deliveries the committed steps finished.
 	finished int
-	// wakeUp is set once a committed step scheduled the run's lease
-	// wake-up (ADR 0067).
-	wakeUp   bool
+	// wakeUp names the run's lease wake-up once a committed step
+	// scheduled it (ADR 0067); zero before.
+	wakeUp   WakeUp
 	epoch    ids.ID
 	hasEpoch bool
 	// stop is set when the job's context ended after an answer arrived:
@@ -57,10 +57,11 @@ type chain struct {
 type step struct {
 	c *chain
 	// finished is the chain's count of finished deliveries including the
-	// ones this step finished; wakeUp is set when the run's lease wake-up
-	// is scheduled, by an earlier step or this one.
+	// ones this step finished; wakeUp names the run's lease wake-up once
+	// it is scheduled, by an earlier step or this one, and is zero again
+	// once the step cancelled it.
 	finished int
-	wakeUp   bool
+	wakeUp   WakeUp
 	// recorded is set once the step recorded the previous attempt.
 	recorded bool
 	// next is the attempt the step claimed; nil when nothing is to be sent.

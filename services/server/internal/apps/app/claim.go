@@ -106,13 +106,14 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 // step of the run did: at the latest time a lease of the run can end, and
 // no earlier than until.
 func (s *Deliveries) scheduleWakeUp(ctx context.Context, t *DeliveryTarget, st *step, until time.Time) error {
-	if st.wakeUp {
+	if st.wakeUp != 0 {
 		return nil
 	}
-	if err := s.scheduler.Schedule(ctx, t.SubscriptionID, s.wakeUpAt(ctx, st.c, until)); err != nil {
+	w, err := s.scheduler.ScheduleWakeUp(ctx, t.SubscriptionID, s.wakeUpAt(ctx, st.c, until))
+	if err != nil {
 		return err
 	}
-	st.wakeUp = true
+	st.wakeUp = w
 	return nil
 }
 

@@ -58,21 +58,13 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 		var st *step
 		err := s.uow.Do(ctx, func(ctx context.Context) error {
 			st = c.begin()
-			t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
-			if err != nil || !ok {
-				// A subscription deleted during the attempt: its result is
-				// discarded.
+			if err := s.step(ctx, subscriptionID, st, last); err != nil {
 				return err
 			}
-			if last != nil {
-				goOn, err := s.record(ctx, &t, st, last)
-				if err != nil || !goOn {
-					return err
-				}
-				st.recorded = true
+			if st.next == nil && st.rateWait.IsZero() {
+				return s.endRun(ctx, st)
 			}
-			st.next, err = s.claim(ctx, &t, st)
-			return err
+			return nil
 		})
 		if err != nil && st != nil && st.recorded {
 			// The claim of the next head failed after the record of the
@@ -108,6 +100,42 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 			ctx = context.WithoutCancel(ctx)
 		}
 	}
+}
+
+// step is one unit of work of a run, under the subscription's row lock:
+// the record of last, the attempt the previous step sent (nil for the
+// run's first step and after a wait for the rate), and the claim of the
+// next head when the record lets the run go on.
+func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, last *sent) error {
+	t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
+	if err != nil || !ok {
+		// A subscription deleted during the attempt: its result is
+		// discarded.
+		return err
+	}
+	if last != nil {
+		goOn, err := s.record(ctx, &t, st, last)
+		if err != nil || !goOn {
+			return err
+		}
+		st.recorded = true
+	}
+	st.next, err = s.claim(ctx, &t, st)
+	return err
+}
+
+// endRun cancels the run's lease wake-up in the unit of work of the step
+// st that ends the run without an error (ADR 0083): the step recorded and
+// gave back the run's last lease, or the run never took one, and a wait
+// for the rate is not under way, so the wake-up has nothing left to cover
+// and would only cost a job run that finds nothing. A run that ends with
+// an error keeps its wake-up: its lease may still be out.
+func (s *Deliveries) endRun(ctx context.Context, st *step) error {
+	if err := s.scheduler.CancelWakeUp(ctx, st.wakeUp); err != nil {
+		return err
+	}
+	st.wakeUp = 0
+	return nil
 }
 
 // send sends a claimed attempt outside any transaction. Its deadline is the

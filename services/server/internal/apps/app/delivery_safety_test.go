@@ -268,7 +268,7 @@ func TestDeliveryCancelledAfterTheAnswerIsRecorded(t *testing.T) {
 	require.Equal(t, "pending", rows[1].Status)
 	require.Zero(t, rows[1].Attempt)
 	scheduled := b.w.Scheduled(t, sub)
-	require.Len(t, scheduled, jobs+2, "the lease wake-up of the attempt and the next job")
+	require.Len(t, scheduled, jobs+1, "the next job; the lease wake-up went with the recorded answer (ADR 0083)")
 	require.Contains(t, scheduled, webhookstest.AtOnce, "the next head is scheduled at once")
 }
 
@@ -350,15 +350,35 @@ func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
 // TestDeliveryLeaseWakeUpIsBoundedByTheJobDeadline (ADR 0067): a run whose
 // job ends before start + webhook.chain_max_duration +
 // webhook.delivery_timeout stops claiming one webhook.delivery_timeout
-// before its deadline, so its wake-up is due at the deadline.
+// before its deadline, so its wake-up is due at the deadline. The run dies
+// before it records its attempt, so the wake-up stays (ADR 0083).
 func TestDeliveryLeaseWakeUpIsBoundedByTheJobDeadline(t *testing.T) {
 	t.Parallel()
-	b, sub := withPending(t, options{}, "within the job's deadline")
+	store := &failingRecord{nth: 1}
+	b, sub := withPending(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
+		store.DeliveryStore = s
+		return store
+	}}, "within the job's deadline")
 	before := b.w.Scheduled(t, sub)
 	deadline := b.now().Add(b.opts.DeliveryTimeout + b.opts.ChainMaxDuration/2)
 	ctx, cancel := context.WithDeadline(bg, deadline)
 	defer cancel()
-	require.NoError(t, b.d.Deliver(ctx, sub))
+	require.ErrorIs(t, b.d.Deliver(ctx, sub), errInjected)
 	require.Len(t, b.recv.requests(), 1)
 	require.Equal(t, append(before, deadline), b.w.Scheduled(t, sub))
+}
+
+// TestDeliveryRunThatEndsTakesItsWakeUpBack (ADR 0083): a run that records
+// every attempt it sent deletes its lease wake-up in the unit of work of
+// its last record. A run that ends with an error keeps it
+// (TestDeliveryCrashMidChainSendsAgainAfterTheLease).
+func TestDeliveryRunThatEndsTakesItsWakeUpBack(t *testing.T) {
+	t.Parallel()
+	b, sub := withPending(t, options{}, "first")
+	b.post(t, b.w.Alex, b.w.Eskalation, "second")
+	b.runRound(t)
+	before := b.w.Scheduled(t, sub)
+	require.NoError(t, b.d.Deliver(bg, sub))
+	require.Len(t, b.recv.requests(), 2)
+	require.Equal(t, before, b.w.Scheduled(t, sub), "no wake-up is left to find nothing")
 }

@@ -55,6 +55,22 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 		require.Equal(t, 1, b.recv.peakInFlight())
 	})
 
+	t.Run("a run that ends takes its lease wake-up back", func(t *testing.T) {
+		t.Parallel()
+		b := world(t, options{})
+		for _, text := range []string{"first", "second", "third"} {
+			b.post(t, b.w.Alex, b.w.Eskalation, text)
+		}
+		b.runRound(t)
+		eventually(t, "all succeeded", func() bool { return b.statusesAre(t, "succeeded", "succeeded", "succeeded") })
+		b.waitJobsIdle(t)
+		var waiting int
+		require.NoError(t, b.db.App.QueryRow(bg, `SELECT count(*) FROM river_job
+			WHERE kind = 'apps.webhook_deliver' AND state = 'scheduled' AND args->>'subscription_id' = $1`, b.sub.String()).
+			Scan(&waiting))
+		require.Zero(t, waiting, "the run recorded every lease it took, so no wake-up waits to find nothing (ADR 0083)")
+	})
+
 	t.Run("Retry-After is honoured", func(t *testing.T) {
 		t.Parallel()
 		b := world(t, options{})

@@ -92,7 +92,25 @@ func NewScheduler(ins *jobs.Inserter) *Scheduler {
 // Schedule inserts apps.webhook_deliver for subscriptionID due at at, in the
 // unit of work of ctx (jobs.ErrNoTransaction outside one).
 func (s *Scheduler) Schedule(ctx context.Context, subscriptionID ids.ID, at time.Time) error {
-	return s.ins.InsertTx(ctx, WebhookDeliver{SubscriptionID: subscriptionID}, jobs.InsertOptions{ScheduledAt: at})
+	_, err := s.ScheduleWakeUp(ctx, subscriptionID, at)
+	return err
+}
+
+// ScheduleWakeUp is Schedule, and returns the ID of the job as the
+// app.WakeUp that names it.
+func (s *Scheduler) ScheduleWakeUp(ctx context.Context, subscriptionID ids.ID, at time.Time) (app.WakeUp, error) {
+	id, err := s.ins.InsertTx(ctx, WebhookDeliver{SubscriptionID: subscriptionID}, jobs.InsertOptions{ScheduledAt: at})
+	return app.WakeUp(id), err
+}
+
+// CancelWakeUp deletes the job w names in the unit of work of ctx
+// (jobs.Inserter.DeleteTx): a job that runs or is gone is left alone.
+func (s *Scheduler) CancelWakeUp(ctx context.Context, w app.WakeUp) error {
+	if w == 0 {
+		return nil
+	}
+	_, err := s.ins.DeleteTx(ctx, jobs.JobID(w))
+	return err
 }
 
 // ScheduleAll inserts apps.webhook_deliver for each of subscriptionIDs,
