@@ -496,9 +496,9 @@ JOIN app_installations i ON i.app_id = a.id
 JOIN webhook_subscriptions s ON s.app_installation_id = i.id
 WHERE a.principal_id = ANY($1::uuid[])
   AND s.state IN ('active', 'paused')
-  AND s.event_types @> ARRAY[$2::text]
+  AND $2::text = ANY(s.event_types)
   AND i.state IN ('active', 'suspended')
-  AND i.event_subscriptions @> ARRAY[$2::text]
+  AND $2::text = ANY(i.event_subscriptions)
 ORDER BY s.id
 `
 
@@ -521,7 +521,10 @@ type WebhookSubscriptionDeliveryCandidatesOfRow struct {
 // see the event, authz.DeliveryRouter.Reach): from apps_principal_id_key
 // through the current installation to the subscriptions of the
 // installation, so the cost follows those apps, never every subscription
-// of the type (D-M2-26-35).
+// of the type (D-M2-26-35). The type is compared with = ANY, not with
+// @> ARRAY[...]: for @> with an unknown argument the generic plan that
+// PostgreSQL keeps after five runs estimates one installation of the type
+// and scans every app once per installation (D-SQ-15).
 func (q *Queries) WebhookSubscriptionDeliveryCandidatesOf(ctx context.Context, arg WebhookSubscriptionDeliveryCandidatesOfParams) ([]WebhookSubscriptionDeliveryCandidatesOfRow, error) {
 	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidatesOf, arg.PrincipalIds, arg.EventType)
 	if err != nil {

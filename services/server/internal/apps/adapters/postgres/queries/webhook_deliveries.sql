@@ -27,7 +27,10 @@ ORDER BY s.id;
 -- see the event, authz.DeliveryRouter.Reach): from apps_principal_id_key
 -- through the current installation to the subscriptions of the
 -- installation, so the cost follows those apps, never every subscription
--- of the type (D-M2-26-35).
+-- of the type (D-M2-26-35). The type is compared with = ANY, not with
+-- @> ARRAY[...]: for @> with an unknown argument the generic plan that
+-- PostgreSQL keeps after five runs estimates one installation of the type
+-- and scans every app once per installation (D-SQ-15).
 SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
        i.granted_scopes
 FROM apps a
@@ -35,9 +38,9 @@ JOIN app_installations i ON i.app_id = a.id
 JOIN webhook_subscriptions s ON s.app_installation_id = i.id
 WHERE a.principal_id = ANY(@principal_ids::uuid[])
   AND s.state IN ('active', 'paused')
-  AND s.event_types @> ARRAY[@event_type::text]
+  AND @event_type::text = ANY(s.event_types)
   AND i.state IN ('active', 'suspended')
-  AND i.event_subscriptions @> ARRAY[@event_type::text]
+  AND @event_type::text = ANY(i.event_subscriptions)
 ORDER BY s.id;
 
 -- name: WebhookDeliveryInsertForRound :many

@@ -1,0 +1,105 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// capture keeps the SQL and the arguments of the last statement of the
+// sqlc query it names.
+type capture struct {
+	name string
+	mu   sync.Mutex
+	sql  string
+	args []any
+}
+
+func (c *capture) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(d.SQL, "-- name: "+c.name+" ") {
+		c.mu.Lock()
+		c.sql, c.args = d.SQL, d.Args
+		c.mu.Unlock()
+	}
+	return ctx
+}
+
+func (c *capture) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *capture) get() (string, []any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sql, c.args
+}
+
+// TestRoundCandidatesOfReachedAppsStayCheapUnderAGenericPlan: the round's
+// read of the candidates among the apps that can see an event
+// (WebhookSubscriptionDeliveryCandidatesOf) reads a few index pages
+// whichever plan PostgreSQL keeps for it. pgx prepares every statement, and
+// after five runs PostgreSQL may keep a generic plan, made without the
+// arguments: with the type compared as `@> ARRAY[$2]` it estimated one
+// installation of the type among 100, joined every installation to a scan
+// of every app, and read 205 buffers a round in the fleet of make
+// bench-e2e (100 apps on 100 channels), against 7 with the arguments.
+func TestRoundCandidatesOfReachedAppsStayCheapUnderAGenericPlan(t *testing.T) {
+	t.Parallel()
+	c := &capture{name: "WebhookSubscriptionDeliveryCandidatesOf"}
+	b := deliveryWorld(t, options{tracer: c})
+	b.addFleet(t, 99)
+	b.post(t, b.w.Alex, b.w.Eskalation, "for Tracker, the one app granted on Eskalation")
+	b.runRound(t)
+	sql, args := c.get()
+	require.NotEmpty(t, sql, "the round read the candidates of the apps that can see the event")
+	require.Len(t, b.deliveries(t, b.sub), 1)
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		require.LessOrEqual(t, b.bufferHits(t, mode, sql, args), 20,
+			"%s: the read follows the reached apps through their indexes, not every app per installation", mode)
+	}
+}
+
+// bufferHits runs sql with args once through a prepared statement under
+// plan_cache_mode mode and returns the shared buffers its execution hit
+// (EXPLAIN ANALYZE).
+func (b *bundle) bufferHits(t *testing.T, mode, sql string, args []any) int {
+	t.Helper()
+	conn, err := b.db.App.Acquire(bg)
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(bg, `SET plan_cache_mode = `+pgx.Identifier{mode}.Sanitize())
+	require.NoError(t, err)
+	defer func() {
+		_, err := conn.Exec(bg, `RESET plan_cache_mode`)
+		require.NoError(t, err)
+		_, err = conn.Exec(bg, `DEALLOCATE measured`)
+		require.NoError(t, err)
+	}()
+	_, err = conn.Exec(bg, `PREPARE measured AS `+sql, pgx.QueryExecModeSimpleProtocol)
+	require.NoError(t, err)
+	// EXECUTE takes no bound parameters: each argument goes as a literal
+	// of the statement's parameter type.
+	var types []string
+	require.NoError(t, conn.QueryRow(bg, `SELECT parameter_types::text[] FROM pg_prepared_statements WHERE name = 'measured'`).
+		Scan(&types))
+	require.Len(t, types, len(args))
+	literals := make([]string, len(args))
+	for i, arg := range args {
+		require.NoError(t, conn.QueryRow(bg, `SELECT quote_literal(($1::`+types[i]+`)::text) || '::' || $2`, arg, types[i]).
+			Scan(&literals[i]))
+	}
+	var plan []struct {
+		Plan struct {
+			SharedHitBlocks int `json:"Shared Hit Blocks"`
+		} `json:"Plan"`
+	}
+	var out string
+	require.NoError(t, conn.QueryRow(bg, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE measured(`+
+		strings.Join(literals, ", ")+`)`).Scan(&out))
+	require.NoError(t, json.Unmarshal([]byte(out), &plan))
+	require.Len(t, plan, 1)
+	return plan[0].Plan.SharedHitBlocks
+}
