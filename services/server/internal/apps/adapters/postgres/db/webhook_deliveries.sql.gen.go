@@ -492,19 +492,27 @@ const webhookSubscriptionDeliveryCandidatesOf = `-- name: WebhookSubscriptionDel
 SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
        i.granted_scopes
 FROM apps a
-JOIN app_installations i ON i.app_id = a.id
-JOIN webhook_subscriptions s ON s.app_installation_id = i.id
-WHERE a.principal_id = ANY($1::uuid[])
-  AND s.state IN ('active', 'paused')
-  AND $2::text = ANY(s.event_types)
-  AND i.state IN ('active', 'suspended')
-  AND $2::text = ANY(i.event_subscriptions)
+CROSS JOIN LATERAL (
+    SELECT ai.id, ai.app_id, ai.state, ai.granted_scopes FROM app_installations ai
+    WHERE ai.app_id = a.id
+      AND ai.state IN ('active', 'suspended')
+      AND $1::text = ANY(ai.event_subscriptions)
+    OFFSET 0
+) AS i
+CROSS JOIN LATERAL (
+    SELECT ws.id, ws.state FROM webhook_subscriptions ws
+    WHERE ws.app_installation_id = i.id
+      AND ws.state IN ('active', 'paused')
+      AND $1::text = ANY(ws.event_types)
+    OFFSET 0
+) AS s
+WHERE a.principal_id = ANY($2::uuid[])
 ORDER BY s.id
 `
 
 type WebhookSubscriptionDeliveryCandidatesOfParams struct {
-	PrincipalIds []ids.ID
 	EventType    string
+	PrincipalIds []ids.ID
 }
 
 type WebhookSubscriptionDeliveryCandidatesOfRow struct {
@@ -521,12 +529,13 @@ type WebhookSubscriptionDeliveryCandidatesOfRow struct {
 // see the event, authz.DeliveryRouter.Reach): from apps_principal_id_key
 // through the current installation to the subscriptions of the
 // installation, so the cost follows those apps, never every subscription
-// of the type (D-M2-26-35). The type is compared with = ANY, not with
-// @> ARRAY[...]: for @> with an unknown argument the generic plan that
-// PostgreSQL keeps after five runs estimates one installation of the type
-// and scans every app once per installation (D-SQ-15).
+// of the type (D-M2-26-35). The LATERAL subqueries with OFFSET 0 keep that
+// order in every plan: pgx prepares the statement, and the generic plan
+// PostgreSQL keeps after five runs, or any plan before the tables are
+// analyzed, estimated one installation of the type and probed every app
+// once per installation (D-SQ-15).
 func (q *Queries) WebhookSubscriptionDeliveryCandidatesOf(ctx context.Context, arg WebhookSubscriptionDeliveryCandidatesOfParams) ([]WebhookSubscriptionDeliveryCandidatesOfRow, error) {
-	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidatesOf, arg.PrincipalIds, arg.EventType)
+	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidatesOf, arg.EventType, arg.PrincipalIds)
 	if err != nil {
 		return nil, err
 	}

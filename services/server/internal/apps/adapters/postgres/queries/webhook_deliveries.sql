@@ -27,20 +27,29 @@ ORDER BY s.id;
 -- see the event, authz.DeliveryRouter.Reach): from apps_principal_id_key
 -- through the current installation to the subscriptions of the
 -- installation, so the cost follows those apps, never every subscription
--- of the type (D-M2-26-35). The type is compared with = ANY, not with
--- @> ARRAY[...]: for @> with an unknown argument the generic plan that
--- PostgreSQL keeps after five runs estimates one installation of the type
--- and scans every app once per installation (D-SQ-15).
+-- of the type (D-M2-26-35). The LATERAL subqueries with OFFSET 0 keep that
+-- order in every plan: pgx prepares the statement, and the generic plan
+-- PostgreSQL keeps after five runs, or any plan before the tables are
+-- analyzed, estimated one installation of the type and probed every app
+-- once per installation (D-SQ-15).
 SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
        i.granted_scopes
 FROM apps a
-JOIN app_installations i ON i.app_id = a.id
-JOIN webhook_subscriptions s ON s.app_installation_id = i.id
+CROSS JOIN LATERAL (
+    SELECT ai.id, ai.app_id, ai.state, ai.granted_scopes FROM app_installations ai
+    WHERE ai.app_id = a.id
+      AND ai.state IN ('active', 'suspended')
+      AND @event_type::text = ANY(ai.event_subscriptions)
+    OFFSET 0
+) AS i
+CROSS JOIN LATERAL (
+    SELECT ws.id, ws.state FROM webhook_subscriptions ws
+    WHERE ws.app_installation_id = i.id
+      AND ws.state IN ('active', 'paused')
+      AND @event_type::text = ANY(ws.event_types)
+    OFFSET 0
+) AS s
 WHERE a.principal_id = ANY(@principal_ids::uuid[])
-  AND s.state IN ('active', 'paused')
-  AND @event_type::text = ANY(s.event_types)
-  AND i.state IN ('active', 'suspended')
-  AND @event_type::text = ANY(i.event_subscriptions)
 ORDER BY s.id;
 
 -- name: WebhookDeliveryInsertForRound :many
