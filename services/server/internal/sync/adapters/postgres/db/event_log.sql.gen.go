@@ -33,7 +33,7 @@ func (q *Queries) ActivityWritersEndedBefore(ctx context.Context, horizon uint64
 
 const eventGetByKey = `-- name: EventGetByKey :one
 
-SELECT seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id, audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at FROM event_log WHERE seq = $1 AND occurred_at = $2
+SELECT seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id, audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at FROM event_log_event_by_key($1, $2)
 `
 
 type EventGetByKeyParams struct {
@@ -45,7 +45,9 @@ type EventGetByKeyParams struct {
 // and of consumer rounds, and partition maintenance. The append stays a
 // pgx batch in Appender.Append (ADR 0078: sqlc cannot send different
 // statements in one round trip).
-// The key names the partition (occurred_at), so the read touches one.
+// The key names the partition (occurred_at), so the read touches one;
+// through event_log_event_by_key (00057) its plan is generic and cached,
+// not made anew for every call (D-SQ-16).
 func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (EventLog, error) {
 	row := q.db.QueryRow(ctx, eventGetByKey, arg.Seq, arg.OccurredAt)
 	var i EventLog

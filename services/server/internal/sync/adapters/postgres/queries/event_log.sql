@@ -4,8 +4,10 @@
 -- statements in one round trip).
 
 -- name: EventGetByKey :one
--- The key names the partition (occurred_at), so the read touches one.
-SELECT * FROM event_log WHERE seq = @seq AND occurred_at = @occurred_at;
+-- The key names the partition (occurred_at), so the read touches one;
+-- through event_log_event_by_key (00057) its plan is generic and cached,
+-- not made anew for every call (D-SQ-16).
+SELECT * FROM event_log_event_by_key(@seq, @occurred_at);
 
 -- name: EventTypeListByKeys :many
 -- Only the partitions of the keys' occurred_at; the caller leaves out a row
