@@ -58,8 +58,7 @@ type step struct {
 	c *chain
 	// finished is the chain's count of finished deliveries including the
 	// ones this step finished; wakeUp names the run's lease wake-up once
-	// it is scheduled, by an earlier step or this one, and is zero again
-	// once the step cancelled it.
+	// it is scheduled, by an earlier step or this one.
 	finished int
 	wakeUp   WakeUp
 	// recorded is set once the step recorded the previous attempt.

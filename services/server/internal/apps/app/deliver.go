@@ -131,11 +131,7 @@ func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, 
 // and would only cost a job run that finds nothing. A run that ends with
 // an error keeps its wake-up: its lease may still be out.
 func (s *Deliveries) endRun(ctx context.Context, st *step) error {
-	if err := s.scheduler.CancelWakeUp(ctx, st.wakeUp); err != nil {
-		return err
-	}
-	st.wakeUp = 0
-	return nil
+	return s.scheduler.CancelWakeUp(ctx, st.wakeUp)
 }
 
 // send sends a claimed attempt outside any transaction. Its deadline is the
