@@ -127,24 +127,37 @@ type Grants interface {
 // every method runs in the unit of work of ctx and memoises what it read
 // for it.
 type DeliveryRouter interface {
-	// Reach returns the principals that may see an event on r through
-	// their grants: the audience of a personal event; for an event in a
-	// channel (a channel, thread or message) the principals with a grant
-	// on that channel or on its space; for an event on a space those with
-	// any grant in it. Everyone is true for the rest (an event on the
-	// instance), which any principal may see; Principals is then empty.
-	// The result is a superset of the apps Deliverable allows, found with
-	// one indexed read per place and unit of work, so a round's cost
-	// follows the apps that can see its events, not every subscription.
-	Reach(ctx context.Context, r authorize.Resource) (Reach, error)
-	// Deliverable decides webhook_out.deliver on r for each of apps (app
-	// principals with their installation's scopes), loading the grants of
-	// those not yet loaded in the unit of work with one statement. The
-	// result has the index of apps: true where the decision allows, and
-	// for every app when the decision rejects r as malformed (a data fault
-	// the check before the attempt reports, instead of the round stopping
-	// the consumer). Errors: failures to load grants.
-	Deliverable(ctx context.Context, apps []actor.Principal, r authorize.Resource) ([]bool, error)
+	// Reach returns, for each of rs, the principals that may see an event
+	// on it through their grants: the audience of a personal event; for an
+	// event in a channel (a channel, thread or message) the principals
+	// with a grant on that channel or on its space; for an event on a
+	// space those with any grant in it. Everyone is true for the rest (an
+	// event on the instance), which any principal may see; Principals is
+	// then empty. Each result is a superset of the apps Deliverable
+	// allows, found with one indexed read per place in one statement for
+	// the places of rs not yet read in the unit of work, so a round's cost
+	// follows its events and the apps that can see them, not every
+	// subscription. The result has the index of rs.
+	Reach(ctx context.Context, rs []authorize.Resource) ([]Reach, error)
+	// Deliverable decides webhook_out.deliver for each question: each of
+	// its apps (app principals with their installation's scopes) on its
+	// resource, loading the grants of the apps of every question not yet
+	// loaded in the unit of work with one statement. The result has the
+	// index of qs, and each entry the index of its question's apps: true
+	// where the decision allows, and for every app when the decision
+	// rejects the resource as malformed (a data fault the check before
+	// the attempt reports, instead of the round stopping the consumer).
+	// Errors: failures to load grants.
+	Deliverable(ctx context.Context, qs []DeliveryQuestion) ([][]bool, error)
+}
+
+// DeliveryQuestion asks DeliveryRouter.Deliverable which of Apps may
+// receive an event on Resource.
+type DeliveryQuestion struct {
+	// Apps are app principals with their installation's scopes.
+	Apps []actor.Principal
+	// Resource is the event's resource.
+	Resource authorize.Resource
 }
 
 // Reach is the result of DeliveryRouter.Reach.

@@ -101,12 +101,19 @@ func (s *statements) report(b *testing.B, units int, unit string) {
 // batches of one transaction each.
 func (w *bundle) appendEvents(tb testing.TB, n int) {
 	tb.Helper()
+	w.appendEventsIn(tb, n, []ids.ID{w.w.Eskalation})
+}
+
+// appendEventsIn appends n message.created events of Alex in Support,
+// event i in channels[i mod len(channels)].
+func (w *bundle) appendEventsIn(tb testing.TB, n int, channels []ids.ID) {
+	tb.Helper()
 	for done := 0; done < n; {
 		batch := min(n-done, 500)
 		require.NoError(tb, w.w.Services.UnitOfWork.Do(bg, func(ctx context.Context) error {
 			for i := range batch {
 				if _, err := w.w.Services.Events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: ids.New(),
-					SpaceID: w.w.Support, ChannelID: w.w.Eskalation, ActorID: w.w.Alex.ID,
+					SpaceID: w.w.Support, ChannelID: channels[(done+i)%len(channels)], ActorID: w.w.Alex.ID,
 					Payload: map[string]any{"text": fmt.Sprintf("benchmark message %d of Alex", done+i)}}); err != nil {
 					return err
 				}
@@ -256,7 +263,10 @@ func (w *bundle) addFleet(tb testing.TB, n int) {
 // which only Tracker may see. Routing by rights at the round (D-M2-26-35)
 // keeps the round's cost at the deliveries it creates: events/s and
 // stmts/event stay flat from 1 to 10,000 apps, and each event gives one
-// row.
+// row. events=every-channel puts event i in the channel of app i mod N,
+// the shape of make bench-e2e's fleet, where a round's events reach many
+// places; routing them together (D-M2-26-65) keeps its stmts/event at
+// those of one place.
 func BenchmarkConsumerRoundFleet(b *testing.B) {
 	for _, n := range []int{1, 100, 10000} {
 		b.Run(fmt.Sprintf("apps=%d/channels=own", n), func(b *testing.B) {
@@ -269,12 +279,38 @@ func BenchmarkConsumerRoundFleet(b *testing.B) {
 			require.Equal(b, b.N, rows, "one row per event: only Tracker sees Eskalation")
 		})
 	}
+	// The shape of make bench-e2e's fleet: every event in the channel of
+	// the next app, so a round's events reach many places and apps, and
+	// each event still gives one row.
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("apps=%d/channels=own/events=every-channel", n), func(b *testing.B) {
+			stmts := &statements{}
+			w := deliveryWorld(b, options{tracer: stmts, change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 1 << 30 }})
+			w.addFleet(b, n-1)
+			channels := []ids.ID{w.w.Eskalation}
+			rows, err := w.db.App.Query(bg, `SELECT id FROM channels WHERE name LIKE 'fleet-%' ORDER BY id`)
+			require.NoError(b, err)
+			fleet, err := pgx.CollectRows(rows, pgx.RowTo[ids.ID])
+			require.NoError(b, err)
+			channels = append(channels, fleet...)
+			w.benchRoundsIn(b, stmts, channels)
+			var made int
+			require.NoError(b, w.db.App.QueryRow(bg, `SELECT count(*) FROM webhook_deliveries`).Scan(&made))
+			require.Equal(b, b.N, made, "one row per event: each channel has one app")
+		})
+	}
 }
 
 // benchRounds appends b.N events in Eskalation and times the rounds that
 // handle them, reporting events/s and the statements per event.
 func (w *bundle) benchRounds(b *testing.B, stmts *statements) {
-	w.appendEvents(b, b.N)
+	w.benchRoundsIn(b, stmts, []ids.ID{w.w.Eskalation})
+}
+
+// benchRoundsIn is benchRounds with event i in channels[i mod
+// len(channels)].
+func (w *bundle) benchRoundsIn(b *testing.B, stmts *statements, channels []ids.ID) {
+	w.appendEventsIn(b, b.N, channels)
 	stmts.count(true)
 	b.ResetTimer()
 	for handled := 0; handled < b.N; {

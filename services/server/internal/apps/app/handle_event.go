@@ -2,13 +2,15 @@ package app
 
 import (
 	"context"
-	"strings"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/apps/domain/webhook"
+	"bothy/server/internal/authz"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/eventlog"
@@ -17,17 +19,28 @@ import (
 	eventsync "bothy/server/internal/sync"
 )
 
-// round is the memo of one consumer round (one transaction): the
-// candidates per event type and reach, loaded once; the open count of each active
+// round is the memo of one consumer round (one transaction): the events
+// it handled, routed at its end; the candidates per event type and app,
+// loaded once; the open count of each active
 // subscription, counted once and then tracked; the state each subscription
 // has in this round; and the rows the round creates at its end, in seq
 // order.
 type round struct {
-	mu         sync.Mutex
-	candidates map[candidateKey][]Candidate
-	pending    map[ids.ID]int
-	states     map[ids.ID]apps.SubscriptionState
-	rows       []roundRow
+	mu      sync.Mutex
+	events  []eventsync.Event
+	cands   map[eventlog.Type]*typeCandidates
+	pending map[ids.ID]int
+	states  map[ids.ID]apps.SubscriptionState
+	rows    []roundRow
+}
+
+// typeCandidates are the candidates of one event type the round has read:
+// those of every app when an event any principal may see needed them, and
+// those of each app read for a reach.
+type typeCandidates struct {
+	every     []Candidate
+	everyRead bool
+	ofApp     map[ids.ID][]Candidate
 }
 
 // roundRow is a row the round creates at its end, with the candidate it
@@ -47,9 +60,9 @@ func roundOf(ctx context.Context) *round {
 		return r
 	}
 	r := &round{
-		candidates: map[candidateKey][]Candidate{},
-		pending:    map[ids.ID]int{},
-		states:     map[ids.ID]apps.SubscriptionState{},
+		cands:   map[eventlog.Type]*typeCandidates{},
+		pending: map[ids.ID]int{},
+		states:  map[ids.ID]apps.SubscriptionState{},
 	}
 	roundKey.Set(ctx, r)
 	return r
@@ -57,22 +70,10 @@ func roundOf(ctx context.Context) *round {
 
 // HandleEvent implements sync.ConsumerHandler for the consumer webhooks
 // (ADR 0051). It runs in the round's transaction once per event in seq
-// order and decides which subscriptions get a row for the event; EndRound
-// writes the rows of the whole round, applies the quota and schedules the
-// jobs (D-M2-26-63). Neither calls anything outside the process or
-// appends a durable event.
-//
-// For an event an app may subscribe to, the rows go only to the apps that
-// can see it now (routing by rights, D-M2-26-35): authz.DeliveryRouter
-// names the apps that may see the event's place (its channel or space, the
-// audience of a personal event, every app for the instance), the
-// candidates are the subscriptions of those apps with the event's type
-// (read once per type and place in a round), and webhook_out.deliver
-// decides each in filter mode with the grants loaded in one statement. A
-// candidate it does not allow gets no row. A suspended installation is
-// routed like an active one, because suspension holds deliveries back and
-// is not a right: its rows wait for the resume. A disabled subscription
-// gets no rows (D-M2-26-1). Errors roll the round back.
+// order and keeps the events an app may subscribe to; EndRound routes
+// them all at once, writes the rows of the whole round, applies the quota
+// and schedules the jobs (D-M2-26-63). Neither calls anything outside the
+// process or appends a durable event.
 func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error {
 	if !domain.AppSubscribable(string(ev.Type)) {
 		return nil
@@ -80,46 +81,79 @@ func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error 
 	r := roundOf(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := eventResource(ev)
-	cands, err := s.candidatesOf(ctx, r, ev.Type, res)
+	r.events = append(r.events, ev)
+	return nil
+}
+
+// route decides which subscriptions get a row for each event the round
+// kept, in seq order, and adds the rows to the round. The rows go only to
+// the apps that can see the event now (routing by rights, D-M2-26-35):
+// authz.DeliveryRouter names, for every event in one statement, the apps
+// that may see its place (its channel or space, the audience of a
+// personal event, every app for the instance); the candidates are the
+// subscriptions of those apps with the event's type, read once per type
+// for every app the round reaches; and webhook_out.deliver decides each
+// in filter mode with the grants of every app loaded in one statement. A
+// round's routing is therefore three statements whatever the number of
+// its events and places (D-M2-26-65). A candidate the decision does not
+// allow gets no row. A suspended installation is routed like an active
+// one, because suspension holds deliveries back and is not a right: its
+// rows wait for the resume. A disabled subscription gets no rows
+// (D-M2-26-1).
+func (s *Deliveries) route(ctx context.Context, r *round) error {
+	evs := r.events
+	r.events = nil
+	if len(evs) == 0 {
+		return nil
+	}
+	res := make([]authorize.Resource, len(evs))
+	for i, ev := range evs {
+		res[i] = eventResource(ev)
+	}
+	reaches, err := s.router.Reach(ctx, res)
 	if err != nil {
 		return err
 	}
-	var routed []Candidate
-	var principals []actor.Principal
-	for _, c := range cands {
-		if !ev.AudiencePrincipalID.IsZero() && c.AppPrincipalID != ev.AudiencePrincipalID {
-			continue
+	if err := s.loadCandidates(ctx, r, evs, reaches); err != nil {
+		return err
+	}
+	routed := make([][]Candidate, len(evs))
+	qs := make([]authz.DeliveryQuestion, len(evs))
+	for i, ev := range evs {
+		qs[i].Resource = res[i]
+		for _, c := range r.candidatesOf(ev.Type, reaches[i]) {
+			if !ev.AudiencePrincipalID.IsZero() && c.AppPrincipalID != ev.AudiencePrincipalID {
+				continue
+			}
+			routed[i] = append(routed[i], c)
+			qs[i].Apps = append(qs[i].Apps, actor.Principal{ID: c.AppPrincipalID, Kind: actor.KindApp,
+				InstallationID: c.InstallationID, InstallationActive: true, GrantedScopes: c.GrantedScopes})
 		}
-		routed = append(routed, c)
-		principals = append(principals, actor.Principal{ID: c.AppPrincipalID, Kind: actor.KindApp,
-			InstallationID: c.InstallationID, InstallationActive: true, GrantedScopes: c.GrantedScopes})
 	}
-	if len(routed) == 0 {
-		return nil
-	}
-	allowed, err := s.router.Deliverable(ctx, principals, res)
+	allowed, err := s.router.Deliverable(ctx, qs)
 	if err != nil {
 		return err
 	}
 	now := s.now()
-	for i, c := range routed {
-		if !allowed[i] {
-			continue
+	for i, ev := range evs {
+		for j, c := range routed[i] {
+			if !allowed[i][j] {
+				continue
+			}
+			id, err := newID(now)
+			if err != nil {
+				return err
+			}
+			r.rows = append(r.rows, roundRow{cand: c, row: NewDelivery{ID: id, SubscriptionID: c.SubscriptionID,
+				Event: eventsync.EventKey{Seq: ev.Seq, OccurredAt: ev.OccurredAt}, EventID: ev.ID}})
 		}
-		id, err := newID(now)
-		if err != nil {
-			return err
-		}
-		r.rows = append(r.rows, roundRow{cand: c, row: NewDelivery{ID: id, SubscriptionID: c.SubscriptionID,
-			Event: eventsync.EventKey{Seq: ev.Seq, OccurredAt: ev.OccurredAt}, EventID: ev.ID}})
 	}
 	return nil
 }
 
 // EndRound implements sync.ConsumerRoundEnder for the consumer webhooks
-// (D-M2-26-63): it writes what the round's events called for, in as few
-// statements as the round allows. The open count of every active
+// (D-M2-26-63): it routes the round's events (route) and writes what they
+// called for, in as few statements as the round allows. The open count of every active
 // subscription the round serves is read once; the rows of every event go
 // in one insert; then, in seq order, the quota pauses a subscription
 // whose open deliveries reach webhook.max_pending_per_subscription with
@@ -131,6 +165,9 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 	r := roundOf(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := s.route(ctx, r); err != nil {
+		return err
+	}
 	rows := r.rows
 	r.rows = nil
 	if len(rows) == 0 {
@@ -169,50 +206,92 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 	return s.scheduler.ScheduleAll(ctx, due, now)
 }
 
-// candidatesOf returns the candidates of type t for an event on res: the
-// subscriptions of the apps authz.DeliveryRouter.Reach names, or of every
-// app for an event any principal may see; read once per type and reach in
-// a round.
-func (s *Deliveries) candidatesOf(ctx context.Context, r *round, t eventlog.Type, res authorize.Resource) ([]Candidate, error) {
-	reach, err := s.router.Reach(ctx, res)
-	if err != nil {
-		return nil, err
-	}
-	key := candidateKey{typ: t, everyone: reach.Everyone}
-	if !reach.Everyone {
-		var b strings.Builder
-		for _, p := range reach.Principals {
-			b.WriteString(p.String())
-		}
-		key.principals = b.String()
-	}
-	if cands, ok := r.candidates[key]; ok {
-		return cands, nil
-	}
-	var cands []Candidate
-	if reach.Everyone {
-		cands, err = s.store.DeliveryCandidates(ctx, t)
-	} else {
-		cands, err = s.store.DeliveryCandidatesOf(ctx, t, reach.Principals)
-	}
-	if err != nil {
-		return nil, err
-	}
-	r.candidates[key] = cands
-	for _, c := range cands {
-		if _, seen := r.states[c.SubscriptionID]; !seen {
-			r.states[c.SubscriptionID] = c.State
+// loadCandidates reads the candidates the round's events need and it has
+// not read yet, with at most two statements per event type: those of
+// every app for the types of events any principal may see, and those of
+// the apps every other reach names.
+func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsync.Event, reaches []authz.Reach) error {
+	every := map[eventlog.Type]bool{}
+	missing := map[eventlog.Type]map[ids.ID]bool{}
+	var types []eventlog.Type
+	needs := func(t eventlog.Type) {
+		if _, listed := every[t]; !listed {
+			every[t] = false
+			types = append(types, t)
 		}
 	}
-	return cands, nil
+	for i, ev := range evs {
+		tc, ok := r.cands[ev.Type]
+		if !ok {
+			tc = &typeCandidates{ofApp: map[ids.ID][]Candidate{}}
+			r.cands[ev.Type] = tc
+		}
+		if reaches[i].Everyone {
+			if !tc.everyRead {
+				needs(ev.Type)
+				every[ev.Type] = true
+			}
+			continue
+		}
+		for _, p := range reaches[i].Principals {
+			if _, read := tc.ofApp[p]; !read {
+				needs(ev.Type)
+				if missing[ev.Type] == nil {
+					missing[ev.Type] = map[ids.ID]bool{}
+				}
+				missing[ev.Type][p] = true
+			}
+		}
+	}
+	for _, t := range types {
+		tc := r.cands[t]
+		var read []Candidate
+		if every[t] {
+			cands, err := s.store.DeliveryCandidates(ctx, t)
+			if err != nil {
+				return err
+			}
+			tc.every, tc.everyRead = cands, true
+			read = append(read, cands...)
+		}
+		if len(missing[t]) > 0 {
+			ps := slices.SortedFunc(maps.Keys(missing[t]), ids.Compare)
+			cands, err := s.store.DeliveryCandidatesOf(ctx, t, ps)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				tc.ofApp[p] = []Candidate{}
+			}
+			for _, c := range cands {
+				tc.ofApp[c.AppPrincipalID] = append(tc.ofApp[c.AppPrincipalID], c)
+			}
+			read = append(read, cands...)
+		}
+		for _, c := range read {
+			if _, seen := r.states[c.SubscriptionID]; !seen {
+				r.states[c.SubscriptionID] = c.State
+			}
+		}
+	}
+	return nil
 }
 
-// candidateKey names one read of candidates in a round: a type and the
-// apps that may see the event.
-type candidateKey struct {
-	typ        eventlog.Type
-	everyone   bool
-	principals string
+// candidatesOf returns the candidates of type t for an event with reach,
+// from what loadCandidates read: the subscriptions of the apps the reach
+// names, or of every app for an event any principal may see; ordered by
+// subscription id.
+func (r *round) candidatesOf(t eventlog.Type, reach authz.Reach) []Candidate {
+	tc := r.cands[t]
+	if reach.Everyone {
+		return tc.every
+	}
+	var out []Candidate
+	for _, p := range reach.Principals {
+		out = append(out, tc.ofApp[p]...)
+	}
+	slices.SortFunc(out, func(a, b Candidate) int { return ids.Compare(a.SubscriptionID, b.SubscriptionID) })
+	return out
 }
 
 // countPending reads the open count of every active subscription among

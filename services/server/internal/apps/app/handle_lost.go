@@ -24,7 +24,7 @@ func (s *Deliveries) HandleLost(ctx context.Context, from, to int64) error {
 	defer r.mu.Unlock()
 	// Candidates read before the loss would still show the disabled
 	// subscriptions.
-	clear(r.candidates)
+	clear(r.cands)
 	clear(r.states)
 	refs, err := s.store.LockLiveSubscriptions(ctx)
 	if err != nil {

@@ -21,10 +21,12 @@ type GrantStore interface {
 	// facts, read with one statement; a principal without grants maps to
 	// an empty slice.
 	GrantFactsOf(ctx context.Context, principalIDs []ids.ID) (map[ids.ID][]domain.GrantFact, error)
-	// HoldersIn returns the principals holding a grant on space (any of
-	// its channels or the whole space) when channel is Zero, else on
-	// channel or on the whole space; ordered by id, no duplicates.
-	HoldersIn(ctx context.Context, space, channel ids.ID) ([]ids.ID, error)
+	// HoldersIn returns, for each of places, the principals holding a
+	// grant on its space (any of its channels or the whole space) when its
+	// channel is Zero, else on its channel or on the whole space; ordered
+	// by id, no duplicates, read with one statement. Every place is a key
+	// of the result, a place nobody holds a grant on with an empty slice.
+	HoldersIn(ctx context.Context, places []domain.Place) (map[domain.Place][]ids.ID, error)
 	// InsertGrant stores g. Errors (*errs.Error): validation_failed with
 	// /space_id or /channel_id (code not_found) for an unknown space or a
 	// channel outside the space, not_found for an unknown subject,

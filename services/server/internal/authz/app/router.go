@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"bothy/server/internal/authz"
@@ -27,63 +28,89 @@ var reachesKey = txn.NewKey[*reaches]("authz.reaches")
 // 4.3): an app sees a channel and what is in it with a grant on the
 // channel or its space, a space with any grant in it, the instance always,
 // and nothing else.
-func (a *Authorizer) Reach(ctx context.Context, r authorize.Resource) (authz.Reach, error) {
-	if !r.Audience.IsZero() {
-		return authz.Reach{Principals: []ids.ID{r.Audience}}, nil
-	}
-	at, narrowed := domain.PlaceOf(r)
-	if !narrowed {
-		// The instance, a collection, or a resource only owners see: the
-		// decision tells; nothing narrows it here.
-		return authz.Reach{Everyone: true}, nil
-	}
+func (a *Authorizer) Reach(ctx context.Context, rs []authorize.Resource) ([]authz.Reach, error) {
 	memo, ok := reachesKey.Get(ctx)
 	if !ok {
 		memo = &reaches{by: map[domain.Place][]ids.ID{}}
 		reachesKey.Set(ctx, memo)
 	}
+	out := make([]authz.Reach, len(rs))
+	places := make([]domain.Place, len(rs))
+	var missing []domain.Place
 	memo.mu.Lock()
-	holders, found := memo.by[at]
-	memo.mu.Unlock()
-	if !found {
-		var err error
-		if holders, err = a.grants.HoldersIn(ctx, at.Space, at.Channel); err != nil {
-			return authz.Reach{}, err
+	for i, r := range rs {
+		if !r.Audience.IsZero() {
+			out[i] = authz.Reach{Principals: []ids.ID{r.Audience}}
+			continue
 		}
-		memo.mu.Lock()
-		memo.by[at] = holders
-		memo.mu.Unlock()
+		at, narrowed := domain.PlaceOf(r)
+		if !narrowed {
+			// The instance, a collection, or a resource only owners see:
+			// the decision tells; nothing narrows it here.
+			out[i] = authz.Reach{Everyone: true}
+			continue
+		}
+		places[i] = at
+		if _, found := memo.by[at]; !found {
+			missing = append(missing, at)
+		}
 	}
-	return authz.Reach{Principals: holders}, nil
-}
-
-// Deliverable implements authz.DeliveryRouter: domain.Decide of
-// webhook_out.deliver for each app with the facts of the unit of work's
-// memo (the same memo Authorize uses), the grants of the apps not in it
-// loaded with one statement. Nothing is audited or counted (filter mode).
-// Only loading the grants can fail: a resource the decision rejects as
-// malformed routes to every app (the attempt's check reports it).
-func (a *Authorizer) Deliverable(ctx context.Context, apps []actor.Principal, r authorize.Resource) ([]bool, error) {
-	if err := a.preload(ctx, apps); err != nil {
-		return nil, err
-	}
-	out := make([]bool, len(apps))
-	for i, p := range apps {
-		s, err := a.standing(ctx, p)
+	memo.mu.Unlock()
+	if len(missing) > 0 {
+		holders, err := a.grants.HoldersIn(ctx, missing)
 		if err != nil {
 			return nil, err
 		}
-		f := domain.Facts{Now: a.clock.Now(), StepUpMaxAge: a.opts.StepUpMaxAge, Memberships: s.memberships, Grants: s.grants}
-		d, err := domain.Decide(p, authorize.WebhookOutDeliver, r, f)
-		if err != nil {
-			// A resource the decision rejects as malformed (a data fault
-			// of the stored event) is routed: the check before the attempt
-			// fails the same way and the head names internal_error, where
-			// an error here would stop the consumer for every app.
-			out[i] = true
-			continue
+		memo.mu.Lock()
+		maps.Copy(memo.by, holders)
+		memo.mu.Unlock()
+	}
+	memo.mu.Lock()
+	defer memo.mu.Unlock()
+	for i, r := range rs {
+		if r.Audience.IsZero() && !out[i].Everyone {
+			out[i] = authz.Reach{Principals: memo.by[places[i]]}
 		}
-		out[i] = d.Allowed()
+	}
+	return out, nil
+}
+
+// Deliverable implements authz.DeliveryRouter: domain.Decide of
+// webhook_out.deliver for each app of each question with the facts of the
+// unit of work's memo (the same memo Authorize uses), the grants of the
+// apps not in it loaded with one statement. Nothing is audited or counted
+// (filter mode). Only loading the grants can fail: a resource the
+// decision rejects as malformed routes to every app (the attempt's check
+// reports it).
+func (a *Authorizer) Deliverable(ctx context.Context, qs []authz.DeliveryQuestion) ([][]bool, error) {
+	var all []actor.Principal
+	for _, q := range qs {
+		all = append(all, q.Apps...)
+	}
+	if err := a.preload(ctx, all); err != nil {
+		return nil, err
+	}
+	out := make([][]bool, len(qs))
+	for qi, q := range qs {
+		out[qi] = make([]bool, len(q.Apps))
+		for i, p := range q.Apps {
+			s, err := a.standing(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			f := domain.Facts{Now: a.clock.Now(), StepUpMaxAge: a.opts.StepUpMaxAge, Memberships: s.memberships, Grants: s.grants}
+			d, err := domain.Decide(p, authorize.WebhookOutDeliver, q.Resource, f)
+			if err != nil {
+				// A resource the decision rejects as malformed (a data
+				// fault of the stored event) is routed: the check before
+				// the attempt fails the same way and the head names
+				// internal_error, where an error here would stop the
+				// consumer for every app.
+				out[qi][i] = true
+				continue
+			}
+			out[qi][i] = d.Allowed()
+		}
 	}
 	return out, nil
 }

@@ -39,30 +39,38 @@ func TestDeliveryRouterAgreesWithTheDecision(t *testing.T) {
 	apps := []actor.Principal{w.Tracker, pager, noScope}
 
 	require.NoError(t, b.uow.Do(background, func(ctx context.Context) error {
-		reach, err := b.az.Reach(ctx, events["a message in Eskalation"])
+		reach, err := b.az.Reach(ctx, []authorize.Resource{
+			events["a message in Eskalation"],
+			events["a message in Allgemein"],
+			{Kind: authorize.KindSpace, ID: w.Support},
+			events["a personal event of Tracker"],
+			{Kind: authorize.KindInstance, DeliveryOf: authorize.Action("instance.read")},
+			events["a message in Eskalation"],
+		})
 		require.NoError(t, err)
-		require.Equal(t, authz.Reach{Principals: []ids.ID{w.Tracker.ID}}, reach, "G-6 is on Eskalation")
-		reach, err = b.az.Reach(ctx, events["a message in Allgemein"])
-		require.NoError(t, err)
-		require.Empty(t, reach.Principals, "nobody holds a grant on Allgemein or Support")
-		require.False(t, reach.Everyone)
-		reach, err = b.az.Reach(ctx, authorize.Resource{Kind: authorize.KindSpace, ID: w.Support})
-		require.NoError(t, err)
-		require.Equal(t, []ids.ID{w.Tracker.ID}, reach.Principals, "a grant on a channel reaches the space")
-		reach, err = b.az.Reach(ctx, events["a personal event of Tracker"])
-		require.NoError(t, err)
-		require.Equal(t, []ids.ID{w.Tracker.ID}, reach.Principals)
-		reach, err = b.az.Reach(ctx, authorize.Resource{Kind: authorize.KindInstance, DeliveryOf: authorize.Action("instance.read")})
-		require.NoError(t, err)
-		require.True(t, reach.Everyone)
+		require.Len(t, reach, 6)
+		require.Equal(t, authz.Reach{Principals: []ids.ID{w.Tracker.ID}}, reach[0], "G-6 is on Eskalation")
+		require.Empty(t, reach[1].Principals, "nobody holds a grant on Allgemein or Support")
+		require.False(t, reach[1].Everyone)
+		require.Equal(t, []ids.ID{w.Tracker.ID}, reach[2].Principals, "a grant on a channel reaches the space")
+		require.Equal(t, []ids.ID{w.Tracker.ID}, reach[3].Principals)
+		require.True(t, reach[4].Everyone)
+		require.Equal(t, reach[0], reach[5], "a place twice is read once and answered twice")
 
+		names := make([]string, 0, len(events))
+		qs := make([]authz.DeliveryQuestion, 0, len(events))
 		for name, r := range events {
-			got, err := b.az.Deliverable(ctx, apps, r)
-			require.NoError(t, err)
+			names = append(names, name)
+			qs = append(qs, authz.DeliveryQuestion{Apps: apps, Resource: r})
+		}
+		got, err := b.az.Deliverable(ctx, qs)
+		require.NoError(t, err)
+		require.Len(t, got, len(qs))
+		for qi, q := range qs {
 			for i, p := range apps {
-				d, err := b.az.Authorize(authorize.Filter(ctx), p, authorize.WebhookOutDeliver, r)
+				d, err := b.az.Authorize(authorize.Filter(ctx), p, authorize.WebhookOutDeliver, q.Resource)
 				require.NoError(t, err)
-				require.Equal(t, d.Allowed(), got[i], "%s for app %d", name, i)
+				require.Equal(t, d.Allowed(), got[qi][i], "%s for app %d", names[qi], i)
 			}
 		}
 		return nil
@@ -83,9 +91,9 @@ func TestDeliverableRoutesAMalformedEventToTheAttempt(t *testing.T) {
 	require.NoError(t, b.uow.Do(background, func(ctx context.Context) error {
 		_, err := b.az.Authorize(authorize.Filter(ctx), b.world.Tracker, authorize.WebhookOutDeliver, r)
 		require.Error(t, err, "the attempt's check fails on it")
-		got, err := b.az.Deliverable(ctx, []actor.Principal{b.world.Tracker}, r)
+		got, err := b.az.Deliverable(ctx, []authz.DeliveryQuestion{{Apps: []actor.Principal{b.world.Tracker}, Resource: r}})
 		require.NoError(t, err)
-		require.Equal(t, []bool{true}, got, "routed, although Tracker has no grant on Allgemein")
+		require.Equal(t, [][]bool{{true}}, got, "routed, although Tracker has no grant on Allgemein")
 		return nil
 	}))
 }

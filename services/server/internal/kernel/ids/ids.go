@@ -7,6 +7,7 @@
 package ids
 
 import (
+	"bytes"
 	"crypto/rand"
 	"database/sql/driver"
 	"encoding/hex"
@@ -89,6 +90,10 @@ func MustParse(s string) ID {
 
 // IsZero reports whether id is the zero identifier.
 func (id ID) IsZero() bool { return id == Zero }
+
+// Compare returns -1, 0 or +1 as a sorts before, with or after b in
+// PostgreSQL's uuid order (bytewise), for slices.SortFunc.
+func Compare(a, b ID) int { return bytes.Compare(a[:], b[:]) }
 
 // String returns the canonical lower-case hyphenated form, or "" for Zero.
 func (id ID) String() string {

@@ -77,11 +77,28 @@ func (s *Grants) GrantFactsOf(ctx context.Context, principalIDs []ids.ID) (map[i
 }
 
 // HoldersIn implements app.GrantStore through grants_place_idx (migration
-// 00045).
-func (s *Grants) HoldersIn(ctx context.Context, space, channel ids.ID) ([]ids.ID, error) {
-	out, err := s.q(ctx).GrantHoldersByPlace(ctx, db.GrantHoldersByPlaceParams{SpaceID: space, ChannelID: channel})
+// 00045), one indexed read per place in one statement.
+func (s *Grants) HoldersIn(ctx context.Context, places []domain.Place) (map[domain.Place][]ids.ID, error) {
+	out := make(map[domain.Place][]ids.ID, len(places))
+	if len(places) == 0 {
+		return out, nil
+	}
+	var unique []domain.Place
+	var spaces, channels []ids.ID
+	for _, p := range places {
+		if _, seen := out[p]; !seen {
+			out[p] = []ids.ID{}
+			unique = append(unique, p)
+			spaces, channels = append(spaces, p.Space), append(channels, p.Channel)
+		}
+	}
+	rows, err := s.q(ctx).GrantHoldersByPlaces(ctx, db.GrantHoldersByPlacesParams{SpaceIds: spaces, ChannelIds: channels})
 	if err != nil {
 		return nil, errs.Wrap(fmt.Errorf("authz: grant holders: %w", err), "authz: loading grant holders failed")
+	}
+	for _, r := range rows {
+		p := unique[r.Place-1]
+		out[p] = append(out[p], r.SubjectPrincipalID)
 	}
 	return out, nil
 }

@@ -96,32 +96,47 @@ func (q *Queries) GrantFactsBySubjects(ctx context.Context, subjectPrincipalIds 
 	return items, nil
 }
 
-const grantHoldersByPlace = `-- name: GrantHoldersByPlace :many
-SELECT DISTINCT subject_principal_id FROM grants
-WHERE space_id = $1 AND ($2::uuid IS NULL OR channel_id IS NULL OR channel_id = $2::uuid)
-ORDER BY subject_principal_id
+const grantHoldersByPlaces = `-- name: GrantHoldersByPlaces :many
+SELECT p.place::int AS place, h.subject_principal_id
+FROM (SELECT unnest($1::uuid[]) AS space_id, unnest($2::uuid[]) AS channel_id,
+             generate_subscripts($1::uuid[], 1) AS place) AS p
+CROSS JOIN LATERAL (
+    SELECT DISTINCT g.subject_principal_id FROM grants g
+    WHERE g.space_id = p.space_id AND (p.channel_id IS NULL OR g.channel_id IS NULL OR g.channel_id = p.channel_id)
+    OFFSET 0
+) h
+ORDER BY p.place, h.subject_principal_id
 `
 
-type GrantHoldersByPlaceParams struct {
-	SpaceID   ids.ID
-	ChannelID ids.ID
+type GrantHoldersByPlacesParams struct {
+	SpaceIds   []ids.ID
+	ChannelIds []ids.ID
 }
 
-// The subjects of the grants on the space (channel NULL) or on the space
-// and the channel: a space-wide grant covers every channel of its space.
-func (q *Queries) GrantHoldersByPlace(ctx context.Context, arg GrantHoldersByPlaceParams) ([]ids.ID, error) {
-	rows, err := q.db.Query(ctx, grantHoldersByPlace, arg.SpaceID, arg.ChannelID)
+type GrantHoldersByPlacesRow struct {
+	Place              int32
+	SubjectPrincipalID ids.ID
+}
+
+// For each place (space_ids[i] with channel_ids[i], NULL for a space-wide
+// place), the subjects of the grants on the space (channel NULL) or on the
+// space and the channel: a space-wide grant covers every channel of its
+// space. place is the place's 1-based index; one read of grants_place_idx
+// per place (OFFSET 0 keeps each read apart under every plan, as in
+// D-SQ-15).
+func (q *Queries) GrantHoldersByPlaces(ctx context.Context, arg GrantHoldersByPlacesParams) ([]GrantHoldersByPlacesRow, error) {
+	rows, err := q.db.Query(ctx, grantHoldersByPlaces, arg.SpaceIds, arg.ChannelIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ids.ID{}
+	items := []GrantHoldersByPlacesRow{}
 	for rows.Next() {
-		var subject_principal_id ids.ID
-		if err := rows.Scan(&subject_principal_id); err != nil {
+		var i GrantHoldersByPlacesRow
+		if err := rows.Scan(&i.Place, &i.SubjectPrincipalID); err != nil {
 			return nil, err
 		}
-		items = append(items, subject_principal_id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -20,9 +20,19 @@ SELECT space_id, channel_id, level FROM grants WHERE subject_principal_id = @sub
 SELECT subject_principal_id, space_id, channel_id, level FROM grants
 WHERE subject_principal_id = ANY(@subject_principal_ids::uuid[]);
 
--- name: GrantHoldersByPlace :many
--- The subjects of the grants on the space (channel NULL) or on the space
--- and the channel: a space-wide grant covers every channel of its space.
-SELECT DISTINCT subject_principal_id FROM grants
-WHERE space_id = @space_id AND (@channel_id::uuid IS NULL OR channel_id IS NULL OR channel_id = @channel_id::uuid)
-ORDER BY subject_principal_id;
+-- name: GrantHoldersByPlaces :many
+-- For each place (space_ids[i] with channel_ids[i], NULL for a space-wide
+-- place), the subjects of the grants on the space (channel NULL) or on the
+-- space and the channel: a space-wide grant covers every channel of its
+-- space. place is the place's 1-based index; one read of grants_place_idx
+-- per place (OFFSET 0 keeps each read apart under every plan, as in
+-- D-SQ-15).
+SELECT p.place::int AS place, h.subject_principal_id
+FROM (SELECT unnest(@space_ids::uuid[]) AS space_id, unnest(@channel_ids::uuid[]) AS channel_id,
+             generate_subscripts(@space_ids::uuid[], 1) AS place) AS p
+CROSS JOIN LATERAL (
+    SELECT DISTINCT g.subject_principal_id FROM grants g
+    WHERE g.space_id = p.space_id AND (p.channel_id IS NULL OR g.channel_id IS NULL OR g.channel_id = p.channel_id)
+    OFFSET 0
+) h
+ORDER BY p.place, h.subject_principal_id;
