@@ -257,6 +257,16 @@ func (w *bundle) addFleet(tb testing.TB, n int) {
 	require.NoError(tb, err)
 }
 
+// fleetChannels returns the channels addFleet made, ordered by id.
+func (w *bundle) fleetChannels(tb testing.TB) []ids.ID {
+	tb.Helper()
+	rows, err := w.db.App.Query(bg, `SELECT id FROM channels WHERE name LIKE 'fleet-%' ORDER BY id`)
+	require.NoError(tb, err)
+	fleet, err := pgx.CollectRows(rows, pgx.RowTo[ids.ID])
+	require.NoError(tb, err)
+	return fleet
+}
+
 // BenchmarkConsumerRoundFleet measures a round where only one subscription
 // can see the events: apps=N apps in all, each granted on a channel of its
 // own and subscribed to message.created, and every event in Eskalation,
@@ -287,13 +297,7 @@ func BenchmarkConsumerRoundFleet(b *testing.B) {
 			stmts := &statements{}
 			w := deliveryWorld(b, options{tracer: stmts, change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 1 << 30 }})
 			w.addFleet(b, n-1)
-			channels := []ids.ID{w.w.Eskalation}
-			rows, err := w.db.App.Query(bg, `SELECT id FROM channels WHERE name LIKE 'fleet-%' ORDER BY id`)
-			require.NoError(b, err)
-			fleet, err := pgx.CollectRows(rows, pgx.RowTo[ids.ID])
-			require.NoError(b, err)
-			channels = append(channels, fleet...)
-			w.benchRoundsIn(b, stmts, channels)
+			w.benchRoundsIn(b, stmts, append([]ids.ID{w.w.Eskalation}, w.fleetChannels(b)...))
 			var made int
 			require.NoError(b, w.db.App.QueryRow(bg, `SELECT count(*) FROM webhook_deliveries`).Scan(&made))
 			require.Equal(b, b.N, made, "one row per event: each channel has one app")

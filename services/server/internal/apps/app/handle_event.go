@@ -211,42 +211,40 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 // every app for the types of events any principal may see, and those of
 // the apps every other reach names.
 func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsync.Event, reaches []authz.Reach) error {
-	every := map[eventlog.Type]bool{}
-	missing := map[eventlog.Type]map[ids.ID]bool{}
-	var types []eventlog.Type
-	needs := func(t eventlog.Type) {
-		if _, listed := every[t]; !listed {
-			every[t] = false
-			types = append(types, t)
-		}
+	// need is what one type still lacks: every app's candidates, the
+	// candidates of some apps.
+	type need struct {
+		every bool
+		apps  map[ids.ID]bool
 	}
+	needs := map[eventlog.Type]*need{}
+	var types []eventlog.Type
 	for i, ev := range evs {
 		tc, ok := r.cands[ev.Type]
 		if !ok {
 			tc = &typeCandidates{ofApp: map[ids.ID][]Candidate{}}
 			r.cands[ev.Type] = tc
 		}
+		n, listed := needs[ev.Type]
+		if !listed {
+			n = &need{apps: map[ids.ID]bool{}}
+			needs[ev.Type] = n
+			types = append(types, ev.Type)
+		}
 		if reaches[i].Everyone {
-			if !tc.everyRead {
-				needs(ev.Type)
-				every[ev.Type] = true
-			}
+			n.every = n.every || !tc.everyRead
 			continue
 		}
 		for _, p := range reaches[i].Principals {
 			if _, read := tc.ofApp[p]; !read {
-				needs(ev.Type)
-				if missing[ev.Type] == nil {
-					missing[ev.Type] = map[ids.ID]bool{}
-				}
-				missing[ev.Type][p] = true
+				n.apps[p] = true
 			}
 		}
 	}
 	for _, t := range types {
-		tc := r.cands[t]
+		tc, n := r.cands[t], needs[t]
 		var read []Candidate
-		if every[t] {
+		if n.every {
 			cands, err := s.store.DeliveryCandidates(ctx, t)
 			if err != nil {
 				return err
@@ -254,8 +252,8 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 			tc.every, tc.everyRead = cands, true
 			read = append(read, cands...)
 		}
-		if len(missing[t]) > 0 {
-			ps := slices.SortedFunc(maps.Keys(missing[t]), ids.Compare)
+		if len(n.apps) > 0 {
+			ps := slices.SortedFunc(maps.Keys(n.apps), ids.Compare)
 			cands, err := s.store.DeliveryCandidatesOf(ctx, t, ps)
 			if err != nil {
 				return err

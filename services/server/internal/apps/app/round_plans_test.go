@@ -1,41 +1,13 @@
 package app_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
-
-// capture keeps the SQL and the arguments of the last statement of the
-// sqlc query it names.
-type capture struct {
-	name string
-	mu   sync.Mutex
-	sql  string
-	args []any
-}
-
-func (c *capture) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.HasPrefix(d.SQL, "-- name: "+c.name+" ") {
-		c.mu.Lock()
-		c.sql, c.args = d.SQL, d.Args
-		c.mu.Unlock()
-	}
-	return ctx
-}
-
-func (c *capture) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (c *capture) get() (string, []any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sql, c.args
-}
 
 // TestRoundCandidatesOfReachedAppsFollowTheReachInEveryPlan: the round's
 // read of the candidates among the apps that can see an event
@@ -49,12 +21,12 @@ func (c *capture) get() (string, []any) {
 // on 100 channels, against 6 to 10 in the order of the reach.
 func TestRoundCandidatesOfReachedAppsFollowTheReachInEveryPlan(t *testing.T) {
 	t.Parallel()
-	c := &capture{name: "WebhookSubscriptionDeliveryCandidatesOf"}
+	c := newQueryLog()
 	b := deliveryWorld(t, options{tracer: c})
 	b.addFleet(t, 99)
 	b.post(t, b.w.Alex, b.w.Eskalation, "for Tracker, the one app granted on Eskalation")
 	b.runRound(t)
-	sql, args := c.get()
+	sql, args := c.last("WebhookSubscriptionDeliveryCandidatesOf")
 	require.NotEmpty(t, sql, "the round read the candidates of the apps that can see the event")
 	require.Len(t, b.deliveries(t, b.sub), 1)
 	for _, analyzed := range []bool{true, false} {

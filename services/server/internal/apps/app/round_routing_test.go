@@ -12,34 +12,49 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
-// byName counts the statements of each sqlc query.
-type byName struct {
+// queryLog counts the statements of each sqlc query (by the name sqlc puts
+// in their first line) and keeps the SQL and arguments of the last one.
+type queryLog struct {
 	mu    sync.Mutex
 	calls map[string]int
+	sql   map[string]string
+	args  map[string][]any
 }
 
-func (c *byName) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+func newQueryLog() *queryLog {
+	return &queryLog{calls: map[string]int{}, sql: map[string]string{}, args: map[string][]any{}}
+}
+
+func (l *queryLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	if rest, ok := strings.CutPrefix(d.SQL, "-- name: "); ok {
 		name, _, _ := strings.Cut(rest, " ")
-		c.mu.Lock()
-		c.calls[name]++
-		c.mu.Unlock()
+		l.mu.Lock()
+		l.calls[name]++
+		l.sql[name], l.args[name] = d.SQL, d.Args
+		l.mu.Unlock()
 	}
 	return ctx
 }
 
-func (c *byName) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (l *queryLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-func (c *byName) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.calls)
+func (l *queryLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.calls)
 }
 
-func (c *byName) count(name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.calls[name]
+func (l *queryLog) count(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls[name]
+}
+
+// last returns the SQL and the arguments of the last statement of name.
+func (l *queryLog) last(name string) (string, []any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sql[name], l.args[name]
 }
 
 // TestRoundRoutesAllItsEventsWithThreeStatements (D-M2-26-65): a round
@@ -51,13 +66,10 @@ func (c *byName) count(name string) int {
 // Allgemein).
 func TestRoundRoutesAllItsEventsWithThreeStatements(t *testing.T) {
 	t.Parallel()
-	c := &byName{calls: map[string]int{}}
+	c := newQueryLog()
 	b := deliveryWorld(t, options{tracer: c})
 	b.addFleet(t, 3)
-	rows, err := b.db.App.Query(bg, `SELECT id FROM channels WHERE name LIKE 'fleet-%' ORDER BY id`)
-	require.NoError(t, err)
-	fleet, err := pgx.CollectRows(rows, pgx.RowTo[ids.ID])
-	require.NoError(t, err)
+	fleet := b.fleetChannels(t)
 	require.Len(t, fleet, 3)
 	channels := append([]ids.ID{b.w.Eskalation, b.w.Allgemein}, fleet...)
 	b.appendEventsIn(t, 2*len(channels), channels)

@@ -35,7 +35,9 @@ func (a *Authorizer) Reach(ctx context.Context, rs []authorize.Resource) ([]auth
 		reachesKey.Set(ctx, memo)
 	}
 	out := make([]authz.Reach, len(rs))
-	places := make([]domain.Place, len(rs))
+	// placeOf holds the place of each resource (by index) that a place
+	// narrows; the others are answered in the first pass.
+	placeOf := map[int]domain.Place{}
 	var missing []domain.Place
 	memo.mu.Lock()
 	for i, r := range rs {
@@ -50,7 +52,7 @@ func (a *Authorizer) Reach(ctx context.Context, rs []authorize.Resource) ([]auth
 			out[i] = authz.Reach{Everyone: true}
 			continue
 		}
-		places[i] = at
+		placeOf[i] = at
 		if _, found := memo.by[at]; !found {
 			missing = append(missing, at)
 		}
@@ -67,10 +69,8 @@ func (a *Authorizer) Reach(ctx context.Context, rs []authorize.Resource) ([]auth
 	}
 	memo.mu.Lock()
 	defer memo.mu.Unlock()
-	for i, r := range rs {
-		if r.Audience.IsZero() && !out[i].Everyone {
-			out[i] = authz.Reach{Principals: memo.by[places[i]]}
-		}
+	for i, at := range placeOf {
+		out[i] = authz.Reach{Principals: memo.by[at]}
 	}
 	return out, nil
 }

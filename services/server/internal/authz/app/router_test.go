@@ -55,7 +55,7 @@ func TestDeliveryRouterAgreesWithTheDecision(t *testing.T) {
 		require.Equal(t, []ids.ID{w.Tracker.ID}, reach[2].Principals, "a grant on a channel reaches the space")
 		require.Equal(t, []ids.ID{w.Tracker.ID}, reach[3].Principals)
 		require.True(t, reach[4].Everyone)
-		require.Equal(t, reach[0], reach[5], "a place twice is read once and answered twice")
+		require.Equal(t, reach[0], reach[5], "a place asked twice is answered twice")
 
 		names := make([]string, 0, len(events))
 		qs := make([]authz.DeliveryQuestion, 0, len(events))
