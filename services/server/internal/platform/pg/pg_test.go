@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -232,6 +233,23 @@ func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.T
 
 func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// TraceBatchStart records a batch (a pipeline: one round trip) as one
+// entry, its statements joined with "; ".
+func (l *statementLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	parts := make([]string, len(d.Batch.QueuedQueries))
+	for i, q := range d.Batch.QueuedQueries {
+		parts[i] = q.SQL
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sql = append(l.sql, strings.Join(parts, "; "))
+	return ctx
+}
+
+func (l *statementLog) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (l *statementLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 func (l *statementLog) take() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -254,10 +272,12 @@ func tracedPool(t testing.TB, db *pgtest.DB, log *statementLog) *pgxpool.Pool {
 	return pool
 }
 
-// TestUnitOfWorkSetsLockTimeoutInTheBeginRoundTrip: BEGIN and SET LOCAL
-// lock_timeout (database.lock_timeout) go to the server in one round trip,
-// the timeout holds inside the unit of work, and it ends with it.
-func TestUnitOfWorkSetsLockTimeoutInTheBeginRoundTrip(t *testing.T) {
+// TestUnitOfWorkSendsBeginWithItsFirstStatement (ADR 0084): BEGIN and
+// SET LOCAL lock_timeout (database.lock_timeout) go to the server in the
+// round trip of the unit of work's first statement, the timeout holds
+// inside the unit of work and ends with it, and a unit of work that sends
+// no statement sends nothing at all.
+func TestUnitOfWorkSendsBeginWithItsFirstStatement(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
@@ -272,9 +292,8 @@ func TestUnitOfWorkSetsLockTimeoutInTheBeginRoundTrip(t *testing.T) {
 		return pg.Conn(ctx, pool).QueryRow(ctx, `SHOW lock_timeout`).Scan(&inside)
 	}))
 	require.Equal(t, "1500ms", inside)
-	sent := log.take()
-	require.Len(t, sent, 3, "begin with the timeout, the query, commit: %q", sent)
-	require.Equal(t, "begin; SET LOCAL lock_timeout = 1500", sent[0])
+	require.Equal(t, []string{"begin; SET LOCAL lock_timeout = 1500; SHOW lock_timeout", "commit"}, log.take(),
+		"two round trips: begin with the timeout and the query, then commit")
 
 	var after string
 	require.NoError(t, pool.QueryRow(ctx, `SHOW lock_timeout`).Scan(&after))
@@ -285,12 +304,77 @@ func TestUnitOfWorkSetsLockTimeoutInTheBeginRoundTrip(t *testing.T) {
 		return pg.Conn(ctx, pool).QueryRow(ctx, `SHOW lock_timeout`).Scan(&inside)
 	}))
 	require.Equal(t, "0", inside, "without database.lock_timeout the server default holds")
-	require.Equal(t, "begin", log.take()[0])
+	require.Equal(t, []string{"begin; SHOW lock_timeout", "commit"}, log.take())
+
+	require.NoError(t, uow.Do(ctx, func(context.Context) error { return nil }))
+	require.Empty(t, log.take(), "nothing to begin, nothing to commit")
 }
 
-// BenchmarkUnitOfWork measures one unit of work with one short query:
-// begin (with the lock timeout of database.lock_timeout), the query and
-// commit, on one connection.
+// TestUnitOfWorkKeepsTransactionRules (ADR 0084): what the unit of work
+// sends after its first statement is inside the same transaction; a
+// savepoint (pgx's nested Begin, which River uses) rolls back alone; a
+// failed unit of work leaves nothing; and a statement that fails in the
+// first round trip fails the unit of work with the server's error.
+func TestUnitOfWorkKeepsTransactionRules(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	pool := db.App
+	uow := pg.NewUnitOfWork(pool, 0, time.Second)
+	_, err := db.Owner.Exec(ctx, `CREATE TABLE lazy_probe (n int PRIMARY KEY); GRANT ALL ON lazy_probe TO bothy_app`)
+	require.NoError(t, err)
+
+	require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
+		tx, err := pg.RequireTx(ctx)
+		require.NoError(t, err)
+		var x1, x2 string
+		require.NoError(t, tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&x1))
+		require.NoError(t, tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&x2))
+		require.Equal(t, x1, x2, "one transaction")
+		_, err = tx.Exec(ctx, `INSERT INTO lazy_probe VALUES (1)`)
+		require.NoError(t, err)
+		sp, err := tx.Begin(ctx)
+		require.NoError(t, err)
+		_, err = sp.Exec(ctx, `INSERT INTO lazy_probe VALUES (2)`)
+		require.NoError(t, err)
+		require.NoError(t, sp.Rollback(ctx))
+		_, err = tx.Exec(ctx, `INSERT INTO lazy_probe VALUES (3)`)
+		return err
+	}))
+	var kept []int32
+	rows, err := pool.Query(ctx, `SELECT n FROM lazy_probe ORDER BY n`)
+	require.NoError(t, err)
+	kept, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(t, err)
+	require.Equal(t, []int32{1, 3}, kept, "the savepoint's row rolled back alone")
+
+	boom := errors.New("boom")
+	require.ErrorIs(t, uow.Do(ctx, func(ctx context.Context) error {
+		if _, err := pg.Conn(ctx, pool).Exec(ctx, `INSERT INTO lazy_probe VALUES (4)`); err != nil {
+			return err
+		}
+		return boom
+	}), boom)
+	err = uow.Do(ctx, func(ctx context.Context) error {
+		_, err := pg.Conn(ctx, pool).Exec(ctx, `INSERT INTO lazy_probe VALUES (1)`)
+		return err
+	})
+	require.True(t, pg.IsUniqueViolation(err, "lazy_probe_pkey"), "the first statement's own error: %v", err)
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM lazy_probe`).Scan(&n))
+	require.Equal(t, 2, n, "the failed units of work left nothing")
+	var status byte
+	c, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	status = c.Conn().PgConn().TxStatus()
+	c.Release()
+	require.Equal(t, byte('I'), status, "connections go back to the pool idle")
+}
+
+// BenchmarkUnitOfWork measures one unit of work with one short query on
+// one connection: begin (with the lock timeout of database.lock_timeout)
+// and the query in one round trip, then commit (ADR 0084); stmts/op counts
+// round trips.
 func BenchmarkUnitOfWork(b *testing.B) {
 	db := pgtest.New(b)
 	ctx := context.Background()

@@ -69,9 +69,10 @@ func Conn(ctx context.Context, pool *pgxpool.Pool) DBTX {
 type UnitOfWork struct {
 	pool     *pgxpool.Pool
 	retryMax int
-	// txOptions begin a transaction and set its lock timeout in one round
-	// trip (a simple-protocol query of two statements).
-	txOptions pgx.TxOptions
+	// begin opens a transaction and sets its lock timeout; it goes to the
+	// server in the round trip of the unit of work's first statement
+	// (lazyTx, ADR 0084).
+	begin []string
 }
 
 var _ txn.UnitOfWork = (*UnitOfWork)(nil)
@@ -85,12 +86,10 @@ func NewUnitOfWork(pool *pgxpool.Pool, retryMax int, lockTimeout time.Duration) 
 	if pool == nil {
 		panic("pg: NewUnitOfWork needs a pool")
 	}
-	u := &UnitOfWork{pool: pool, retryMax: retryMax}
+	u := &UnitOfWork{pool: pool, retryMax: retryMax, begin: []string{"begin"}}
 	if lockTimeout > 0 {
-		// BEGIN and SET LOCAL in one query string: the transaction block
-		// BEGIN opens lasts past the query, and the setting ends with it.
-		// Sending both at once saves a round trip per unit of work.
-		u.txOptions.BeginQuery = fmt.Sprintf("begin; SET LOCAL lock_timeout = %d", lockTimeout.Milliseconds())
+		// SET LOCAL ends with the transaction.
+		u.begin = append(u.begin, fmt.Sprintf("SET LOCAL lock_timeout = %d", lockTimeout.Milliseconds()))
 	}
 	return u
 }
@@ -110,10 +109,13 @@ func (u *UnitOfWork) Do(ctx context.Context, fn func(ctx context.Context) error)
 }
 
 func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) error) (err error) {
-	tx, err := u.pool.BeginTx(ctx, u.txOptions)
+	// The connection is taken now, so a database that cannot be reached
+	// fails here as before; BEGIN waits for the first statement.
+	conn, err := u.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("pg: begin: %w", err)
 	}
+	tx := &lazyTx{conn: conn, begin: u.begin}
 	// Roll back on an error and on a panic, so neither leaks the transaction
 	// and its connection; the panic continues after the rollback.
 	committed := false
