@@ -50,6 +50,7 @@ func main() {
 type options struct {
 	bothy, configFile, adminURLFile, pgData, workDir string
 	posters, textBytes                               int
+	topStatements, queryWidth                        int
 	scenarioTimeout, timeout                         time.Duration
 	counts                                           counts
 	only                                             []string
@@ -83,6 +84,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.IntVar(&o.counts.Backlog, "backlog-messages", 20000, "messages posted before the worker starts in the backlog scenario")
 	fs.IntVar(&o.counts.TwoWorkers, "two-workers-messages", 20000, "messages of the two-workers scenario")
 	fs.IntVar(&o.counts.Hang, "hang-messages", 20000, "messages of the hang scenario")
+	fs.IntVar(&o.topStatements, "top-statements", 10, "statements the report lists per scenario, by statement time (0 lists none)")
+	fs.IntVar(&o.queryWidth, "query-width", 90, "characters of each listed statement's text")
 	scale := fs.String("scale", "", "multiply every message count and the rate duration by this `factor` (default $"+ScaleEnv+", else 1)")
 	only := fs.String("scenarios", "", "comma-separated `names` to run (default all: "+strings.Join(scenarioNames(), ",")+")")
 	if err := fs.Parse(args); err != nil {
@@ -125,6 +128,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	if o.counts.Apps < 2 {
 		return o, errors.New("-apps must be at least 2 (the hang scenario keeps one app hanging)")
+	}
+	if o.topStatements < 0 || o.queryWidth < 20 {
+		return o, errors.New("-top-statements must be at least 0 and -query-width at least 20")
 	}
 	if o.textBytes < 16 || o.textBytes > 16384 {
 		return o, errors.New("-text-bytes must be 16 to 16384")

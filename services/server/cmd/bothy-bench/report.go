@@ -9,12 +9,6 @@ import (
 	"time"
 )
 
-// topStatements is how many statements the report lists per scenario.
-const topStatements = 10
-
-// queryWidth is how much of a statement's text the report shows.
-const queryWidth = 90
-
 // writeHeader writes the machine, the date, the load and the settings of
 // the run, so the figures can be put beside others.
 func writeHeader(o options, b *bench) {
@@ -31,8 +25,10 @@ func writeHeader(o options, b *bench) {
 	fmt.Fprintf(w, "receiver https://%s on 127.0.0.1 (answers 204 at once, does not verify signatures)\n", b.recv.hostPort())
 }
 
-// writeResult writes the report of one scenario.
-func writeResult(w io.Writer, r result) {
+// writeResult writes the report of one scenario, with the top statements
+// as o asks for.
+func writeResult(o options, r result) {
+	w := o.out
 	ingest := r.PostEnd.Sub(r.PostStart)
 	fmt.Fprintf(w, "  posted        %d messages in %s: ingest %s messages/s", r.Posted, round(ingest), perSecond(r.Posted, ingest))
 	if r.PostErrs > 0 {
@@ -66,12 +62,13 @@ func writeResult(w io.Writer, r result) {
 		perDelivery(r.CPUAPI, r.Delivered), perDelivery(r.CPUWorkers, r.Delivered), perDelivery(r.CPUPostgres, r.Delivered), perDelivery(r.CPUBench, r.Delivered))
 	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
 	fmt.Fprintf(w, "  worker rss    peak %.1f MiB\n", float64(r.WorkerRSS)/(1<<20))
-	writeStatements(w, r.Statements, r.Delivered)
+	writeStatements(w, r.Statements, r.Delivered, o.topStatements, o.queryWidth)
 }
 
 // writeStatements writes the statement totals and the top statements per
-// delivery.
-func writeStatements(w io.Writer, stmts []statement, delivered int) {
+// delivery: the first top of stmts (sorted by statement time), each text
+// cut to width characters.
+func writeStatements(w io.Writer, stmts []statement, delivered, top, width int) {
 	if stmts == nil || delivered == 0 {
 		return
 	}
@@ -86,9 +83,12 @@ func writeStatements(w io.Writer, stmts []statement, delivered int) {
 	d := float64(delivered)
 	fmt.Fprintf(w, "  statements    %.1f per delivery, %.0f shared buffers hit, %.2f ms statement time, %.2f ms planning (posting included)\n",
 		float64(calls)/d, float64(hit)/d, ms/d, plan/d)
+	if top == 0 {
+		return
+	}
 	fmt.Fprintf(w, "  top statements per delivery: calls, ms, planning ms, buffers hit, query\n")
-	for _, s := range stmts[:min(topStatements, len(stmts))] {
-		fmt.Fprintf(w, "    %6.2f %7.3f %7.3f %7.1f  %s\n", float64(s.Calls)/d, s.TotalMS/d, s.PlanMS/d, float64(s.SharedHit)/d, oneLine(s.Query, queryWidth))
+	for _, s := range stmts[:min(top, len(stmts))] {
+		fmt.Fprintf(w, "    %6.2f %7.3f %7.3f %7.1f  %s\n", float64(s.Calls)/d, s.TotalMS/d, s.PlanMS/d, float64(s.SharedHit)/d, oneLine(s.Query, width))
 	}
 }
 

@@ -108,7 +108,7 @@ func (b *bench) runAll(ctx context.Context) ([]result, error) {
 			}
 			continue
 		}
-		writeResult(b.opt.out, res)
+		writeResult(b.opt, res)
 		results = append(results, res)
 	}
 	return results, firstErr
