@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"time"
-
-	"bothy/server/internal/kernel/ids"
 )
 
 // attempt is a claimed and signed delivery, kept in memory only between
@@ -38,9 +36,7 @@ type chain struct {
 	finished int
 	// wakeUp names the run's lease wake-up once a committed step
 	// scheduled it (ADR 0067); zero before.
-	wakeUp   WakeUp
-	epoch    ids.ID
-	hasEpoch bool
+	wakeUp WakeUp
 	// stop is set when the job's context ended after an answer arrived:
 	// the answer is still recorded, and the next head is left to a new job.
 	stop bool

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	mrand "math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -135,6 +136,8 @@ type Deliveries struct {
 	log       *slog.Logger
 	metrics   deliveryMetrics
 	opts      DeliveryOptions
+	// epoch is instance.sync_epoch once a run read it (D-M2-26-66).
+	epoch atomic.Pointer[ids.ID]
 }
 
 var (

@@ -82,10 +82,11 @@ type DeliveryStore interface {
 	// RecordAttempt writes the outcome of a sent attempt when the delivery
 	// is still pending with the claimed attempt, together with the
 	// subscription's change when r.Subscription is set, and returns
-	// whether it did; false means the row was deleted, redelivered or
-	// claimed again, and the result is discarded. In every case the
+	// whether it did (Written false: the row was deleted, redelivered or
+	// claimed again, and the result is discarded) and whether another
+	// delivery of the subscription is pending. In every case the
 	// subscription's lease of the delivery is given back.
-	RecordAttempt(ctx context.Context, r AttemptRecord) (bool, error)
+	RecordAttempt(ctx context.Context, r AttemptRecord) (Recorded, error)
 }
 
 // Candidate is a subscription that may receive an event in a round.
@@ -217,6 +218,18 @@ type ClaimedHead struct {
 	CreatedAt time.Time
 	// LeaseUntil is when the claim's lease ends: the attempt's deadline.
 	LeaseUntil time.Time
+}
+
+// Recorded is the result of RecordAttempt.
+type Recorded struct {
+	// Written is false when the result was discarded.
+	Written bool
+	// OthersPending tells whether a delivery of the subscription other
+	// than the recorded one was pending when the record was written,
+	// whatever its seq. A run whose record finds none ends without
+	// claiming (D-M2-26-67): a row a round creates later comes with a job
+	// of its own.
+	OthersPending bool
 }
 
 // Expired is the result of ExpirePending.

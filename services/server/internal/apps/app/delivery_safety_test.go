@@ -172,9 +172,9 @@ type failingStore struct {
 
 var errInjected = errors.New("injected record failure")
 
-func (s *failingStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
+func (s *failingStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
 	if s.failed.CompareAndSwap(false, true) {
-		return false, errInjected
+		return app.Recorded{}, errInjected
 	}
 	return s.DeliveryStore.RecordAttempt(ctx, r)
 }
@@ -281,9 +281,9 @@ type failingRecord struct {
 	records atomic.Int32
 }
 
-func (s *failingRecord) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
+func (s *failingRecord) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
 	if s.records.Add(1) == s.nth {
-		return false, errInjected
+		return app.Recorded{}, errInjected
 	}
 	return s.DeliveryStore.RecordAttempt(ctx, r)
 }

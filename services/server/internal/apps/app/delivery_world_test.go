@@ -28,6 +28,7 @@ import (
 	azapp "bothy/server/internal/authz/app"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
 	chatapp "bothy/server/internal/chat/app"
+	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/auditing"
 	"bothy/server/internal/kernel/auditing/audittest"
@@ -104,6 +105,9 @@ type options struct {
 	scheduler func(app.DeliveryScheduler) app.DeliveryScheduler
 	// sender wraps the webhook sender, to inject a cancellation.
 	sender func(app.WebhookSender) app.WebhookSender
+	// state wraps the instance state the delivery path reads sync_epoch
+	// from, to count its reads.
+	state func(instance.State) instance.State
 	// logs, when set, receives the log lines of the delivery path and the
 	// egress client through the production handler of platform/otel
 	// instead of the record capture of egresstest.
@@ -242,9 +246,13 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	if o.sender != nil {
 		sender = o.sender(sender)
 	}
+	var state instance.State = s.Instance
+	if o.state != nil {
+		state = o.state(state)
+	}
 	b.d, err = app.NewDeliveries(app.DeliveryDeps{
 		UnitOfWork: uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Router: az, Audit: audit,
-		Keys: s.Keys, State: s.Instance, Master: master, Sender: sender, Scheduler: scheduler,
+		Keys: s.Keys, State: state, Master: master, Sender: sender, Scheduler: scheduler,
 		Clock: b.clock, Random: o.random, Logger: logger, Meter: b.appMetrics.Provider,
 	}, b.opts)
 	require.NoError(t, err)

@@ -13,7 +13,9 @@ import (
 // the delivery's status, its next attempt and what becomes of the
 // subscription; record persists it, audits a transition, and chains: a
 // retryable outcome schedules the retry at next_attempt_at while the
-// subscription stays active, a finished delivery goes on in this run, and
+// subscription stays active, a finished delivery goes on in this run while
+// another delivery of the subscription is pending (without one the run
+// ends without a claim that could only find nothing, D-M2-26-67), and
 // nothing follows a subscription that is no longer active. A result whose
 // delivery is no longer pending with the claimed attempt (deleted,
 // redelivered, claimed again after its lease) is discarded.
@@ -41,7 +43,7 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, st *step, la
 			rec.Subscription.SigningKeyKID = last.kid
 		}
 	}
-	ok, err := s.store.RecordAttempt(ctx, rec)
+	done, err := s.store.RecordAttempt(ctx, rec)
 	if err != nil {
 		return false, err
 	}
@@ -50,7 +52,7 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, st *step, la
 		// RecordAttempt gave the lease back, also for a discarded result.
 		t.Lease = Lease{}
 	}
-	if !ok {
+	if !done.Written {
 		return false, nil
 	}
 	if set.Transitioned {
@@ -73,5 +75,5 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, st *step, la
 		return false, s.scheduler.Schedule(ctx, t.SubscriptionID, rec.NextAttemptAt)
 	}
 	st.finished++
-	return true, nil
+	return done.OthersPending, nil
 }

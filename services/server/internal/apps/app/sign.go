@@ -16,7 +16,7 @@ import (
 // first) and, with HMAC, v1 signatures of the current generation and, inside
 // webhook.secret_rotation_overlap, the previous one.
 func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, c *chain, head ClaimedHead, ev eventsync.Event, now time.Time) (*attempt, error) {
-	epoch, err := s.syncEpoch(ctx, c)
+	epoch, err := s.syncEpoch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -47,17 +47,20 @@ func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, c *chain, head
 	}, nil
 }
 
-// syncEpoch returns instance.sync_epoch, read once per run of the job: it
-// changes only when the event log restarts (restore, which runs with the
-// workers stopped), never between two deliveries of one run.
-func (s *Deliveries) syncEpoch(ctx context.Context, c *chain) (ids.ID, error) {
-	if c.hasEpoch {
-		return c.epoch, nil
+// syncEpoch returns instance.sync_epoch, read once per process by the
+// first run that needs it (D-M2-26-66): the epoch is set when the instance
+// row is created and changes only when the event log restarts, which
+// finalizing a restore does with every worker stopped (docs/spec/03-data-model.md
+// 6.7), so a worker never sees it change. A failed read is tried again by
+// the next run.
+func (s *Deliveries) syncEpoch(ctx context.Context) (ids.ID, error) {
+	if e := s.epoch.Load(); e != nil {
+		return *e, nil
 	}
 	rec, err := s.state.Load(ctx)
 	if err != nil {
 		return ids.Zero, err
 	}
-	c.epoch, c.hasEpoch = rec.SyncEpoch, true
+	s.epoch.Store(&rec.SyncEpoch)
 	return rec.SyncEpoch, nil
 }

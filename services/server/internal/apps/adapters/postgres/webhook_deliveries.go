@@ -261,7 +261,7 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 }
 
 // RecordAttempt implements app.DeliveryStore.
-func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (bool, error) {
+func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
 	p := db.WebhookDeliveryRecordAttemptParams{
 		Status:         string(r.Status),
 		NextAttemptAt:  pg.NullTime(r.NextAttemptAt),
@@ -283,9 +283,9 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 	}
 	n, err := s.q(ctx).WebhookDeliveryRecordAttempt(ctx, p)
 	if err != nil {
-		return false, errs.Wrap(err, "apps: recording the webhook attempt failed")
+		return app.Recorded{}, errs.Wrap(err, "apps: recording the webhook attempt failed")
 	}
-	return n.Recorded == 1, nil
+	return app.Recorded{Written: n.Recorded == 1, OthersPending: n.OthersPending}, nil
 }
 
 // rateWindowOf maps the column rate_window to the domain's window, in UTC;

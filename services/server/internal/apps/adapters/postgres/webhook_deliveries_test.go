@@ -179,16 +179,16 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 
 	rec := app.AttemptRecord{SubscriptionID: sub, DeliveryID: head.ID, Attempt: 2, StoredAttempt: 2, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200, Now: start,
 		Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, Delivered: true, SigningKeyKID: "kid-2"}}
-	ok, err := s.RecordAttempt(ctx, rec)
+	done, err := s.RecordAttempt(ctx, rec)
 	require.NoError(t, err)
-	require.False(t, ok, "another attempt's result is discarded")
+	require.False(t, done.Written, "another attempt's result is discarded")
 	rec.Attempt, rec.StoredAttempt = 1, 1
-	ok, err = s.RecordAttempt(ctx, rec)
+	done, err = s.RecordAttempt(ctx, rec)
 	require.NoError(t, err)
-	require.True(t, ok)
-	ok, err = s.RecordAttempt(ctx, rec)
+	require.Equal(t, app.Recorded{Written: true, OthersPending: true}, done, "seq 8 is still pending")
+	done, err = s.RecordAttempt(ctx, rec)
 	require.NoError(t, err)
-	require.False(t, ok, "a finished delivery is not written again")
+	require.False(t, done.Written, "a finished delivery is not written again")
 	var lastSeq int64
 	var kid string
 	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT last_delivered_seq, signing_key_kid FROM webhook_subscriptions WHERE id = $1`, sub).
@@ -203,4 +203,51 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 	exp, err := s.ExpirePending(ctx, sub, 100, start)
 	require.NoError(t, err)
 	require.Equal(t, app.Expired{Count: 1, FirstSeq: 8, LastSeq: 8}, exp)
+}
+
+// TestDeliveryStoreRecordTellsWhetherOthersArePending (D-M2-26-67): the
+// record of an attempt tells whether another delivery of the subscription
+// is pending, whatever its seq (a recovery makes lower seqs pending again),
+// so a run whose record finds none ends without a claim.
+func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := postgres.NewDeliveryStore(b.db.App)
+	sub := b.subscriptionIn(t, b.install(t, b.app(t, "Tracker")), apps.SubscriptionActive)
+	b.pending(t, s, sub, 3, 4)
+	ctx := context.Background()
+	claim := func() app.ClaimedHead {
+		t.Helper()
+		var hc app.HeadClaim
+		require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+			if _, _, err := s.LockDeliveryTarget(ctx, sub); err != nil {
+				return err
+			}
+			var err error
+			hc, err = s.ClaimHead(ctx, app.HeadClaimRequest{SubscriptionID: sub, Now: start, LeaseUntil: start.Add(time.Minute)})
+			return err
+		}))
+		require.True(t, hc.Claimed)
+		return hc.Head
+	}
+	record := func(h app.ClaimedHead) app.Recorded {
+		t.Helper()
+		done, err := s.RecordAttempt(ctx, app.AttemptRecord{SubscriptionID: sub, DeliveryID: h.ID, Attempt: h.Attempt,
+			StoredAttempt: h.Attempt, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204, Now: start})
+		require.NoError(t, err)
+		require.True(t, done.Written)
+		return done
+	}
+
+	first := claim()
+	require.Equal(t, int64(3), first.EventSeq)
+	require.True(t, record(first).OthersPending, "seq 4 waits")
+	second := claim()
+	require.Equal(t, int64(4), second.EventSeq)
+	_, err := b.db.App.Exec(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, finished_at = NULL, delivered_at = NULL WHERE id = $1`, first.ID, start)
+	require.NoError(t, err)
+	require.True(t, record(second).OthersPending, "seq 3, pending again as a recovery leaves it, counts though it lies below")
+	again := claim()
+	require.Equal(t, first.ID, again.ID)
+	require.False(t, record(again).OthersPending, "nothing else is pending")
 }

@@ -332,41 +332,47 @@ func (q *Queries) WebhookDeliveryMarkHeadStalled(ctx context.Context, arg Webhoo
 const webhookDeliveryRecordAttempt = `-- name: WebhookDeliveryRecordAttempt :one
 WITH delivery AS (
     UPDATE webhook_deliveries d
-    SET status = $1,
-        attempt = $2,
-        next_attempt_at = $3,
-        last_error = $4,
-        response_code = $5,
-        delivered_at = $6,
-        updated_at = $7,
-        finished_at = CASE WHEN $1::text = 'pending' THEN NULL ELSE $7::timestamptz END
-    WHERE d.id = $8 AND d.status = 'pending' AND d.attempt = $9
+    SET status = $3,
+        attempt = $4,
+        next_attempt_at = $5,
+        last_error = $6,
+        response_code = $7,
+        delivered_at = $8,
+        updated_at = $9,
+        finished_at = CASE WHEN $3::text = 'pending' THEN NULL ELSE $9::timestamptz END
+    WHERE d.id = $2 AND d.status = 'pending' AND d.attempt = $10
     RETURNING d.event_seq
 ), outcome AS (
     SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
 ), subscription AS (
     UPDATE webhook_subscriptions s
-    SET state = CASE WHEN o.recorded AND $10::boolean THEN $11::text ELSE s.state END,
-        disabled_at = CASE WHEN o.recorded AND $10::boolean THEN $12::timestamptz ELSE s.disabled_at END,
-        consecutive_failures = CASE WHEN o.recorded AND $10::boolean THEN $13::int ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND $10::boolean AND $14::boolean
+    SET state = CASE WHEN o.recorded AND $11::boolean THEN $12::text ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND $11::boolean THEN $13::timestamptz ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND $11::boolean THEN $14::int ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND $11::boolean AND $15::boolean
                                   THEN GREATEST(s.last_delivered_seq, o.event_seq)
                                   ELSE s.last_delivered_seq END,
-        signing_key_kid = CASE WHEN o.recorded AND $10::boolean
-                               THEN coalesce($15::text, s.signing_key_kid)
+        signing_key_kid = CASE WHEN o.recorded AND $11::boolean
+                               THEN coalesce($16::text, s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = $8 THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = $8 THEN NULL ELSE s.lease_until END,
-        rate_window = $16::timestamptz[],
-        updated_at = CASE WHEN o.recorded AND $10::boolean THEN $7 ELSE s.updated_at END
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = $2 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = $2 THEN NULL ELSE s.lease_until END,
+        rate_window = $17::timestamptz[],
+        updated_at = CASE WHEN o.recorded AND $11::boolean THEN $9 ELSE s.updated_at END
     FROM outcome o
-    WHERE s.id = $17
+    WHERE s.id = $1
     RETURNING s.id
 )
-SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions
+SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions,
+       EXISTS (
+           SELECT 1 FROM webhook_deliveries p
+           WHERE p.subscription_id = $1 AND p.status = 'pending' AND p.id <> $2
+       )::boolean AS others_pending
 `
 
 type WebhookDeliveryRecordAttemptParams struct {
+	SubscriptionID      ids.ID
+	ID                  ids.ID
 	Status              string
 	StoredAttempt       int32
 	NextAttemptAt       *time.Time
@@ -374,7 +380,6 @@ type WebhookDeliveryRecordAttemptParams struct {
 	ResponseCode        *int32
 	DeliveredAt         *time.Time
 	Now                 time.Time
-	ID                  ids.ID
 	Attempt             int32
 	ChangeSubscription  bool
 	State               string
@@ -383,12 +388,12 @@ type WebhookDeliveryRecordAttemptParams struct {
 	Delivered           bool
 	SigningKeyKid       *string
 	RateWindow          []time.Time
-	SubscriptionID      ids.ID
 }
 
 type WebhookDeliveryRecordAttemptRow struct {
 	Recorded      int32
 	Subscriptions int32
+	OthersPending bool
 }
 
 // One statement records an attempt: the delivery, only while it is still
@@ -399,9 +404,14 @@ type WebhookDeliveryRecordAttemptRow struct {
 // when the delivery was deleted or redelivered meanwhile, so the next head
 // never waits for a lease that covers nothing), and the rate window with
 // the attempt's end (a request went out either way). recorded is 0 when
-// the result is discarded.
+// the result is discarded. others_pending tells whether another delivery
+// of the subscription is pending, at any seq (index
+// webhook_deliveries_head_idx), so a run that finds none ends without a
+// claim (D-M2-26-67).
 func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookDeliveryRecordAttemptParams) (WebhookDeliveryRecordAttemptRow, error) {
 	row := q.db.QueryRow(ctx, webhookDeliveryRecordAttempt,
+		arg.SubscriptionID,
+		arg.ID,
 		arg.Status,
 		arg.StoredAttempt,
 		arg.NextAttemptAt,
@@ -409,7 +419,6 @@ func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookD
 		arg.ResponseCode,
 		arg.DeliveredAt,
 		arg.Now,
-		arg.ID,
 		arg.Attempt,
 		arg.ChangeSubscription,
 		arg.State,
@@ -418,10 +427,9 @@ func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookD
 		arg.Delivered,
 		arg.SigningKeyKid,
 		arg.RateWindow,
-		arg.SubscriptionID,
 	)
 	var i WebhookDeliveryRecordAttemptRow
-	err := row.Scan(&i.Recorded, &i.Subscriptions)
+	err := row.Scan(&i.Recorded, &i.Subscriptions, &i.OthersPending)
 	return i, err
 }
 

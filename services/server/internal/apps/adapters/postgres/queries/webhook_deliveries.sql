@@ -195,7 +195,10 @@ FROM expired;
 -- when the delivery was deleted or redelivered meanwhile, so the next head
 -- never waits for a lease that covers nothing), and the rate window with
 -- the attempt's end (a request went out either way). recorded is 0 when
--- the result is discarded.
+-- the result is discarded. others_pending tells whether another delivery
+-- of the subscription is pending, at any seq (index
+-- webhook_deliveries_head_idx), so a run that finds none ends without a
+-- claim (D-M2-26-67).
 WITH delivery AS (
     UPDATE webhook_deliveries d
     SET status = @status,
@@ -229,7 +232,11 @@ WITH delivery AS (
     WHERE s.id = @subscription_id
     RETURNING s.id
 )
-SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions;
+SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions,
+       EXISTS (
+           SELECT 1 FROM webhook_deliveries p
+           WHERE p.subscription_id = @subscription_id AND p.status = 'pending' AND p.id <> @id
+       )::boolean AS others_pending;
 
 -- name: WebhookDeliveryMarkHeadStalled :one
 -- The head of a subscription whose delivery job spent its runs on errors
