@@ -15,6 +15,9 @@ type attempt struct {
 	// kid is the active key that signed (signing_key_kid on success).
 	kid string
 	req SignedRequest
+	// target is the subscription as the claim left it, which its record
+	// expects to find (D-M2-26-68).
+	target DeliveryTarget
 }
 
 // sent is an attempt with what the receiver answered.

@@ -98,6 +98,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 			return nil, err
 		}
 		t.Lease = Lease{DeliveryID: head.ID, Until: lease}
+		a.target = *t
 		return a, nil
 	}
 }

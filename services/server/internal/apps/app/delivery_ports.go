@@ -79,13 +79,19 @@ type DeliveryStore interface {
 	// event_seq below belowSeq dead with last_error event_expired and
 	// returns how many there were with their lowest and highest event_seq.
 	ExpirePending(ctx context.Context, subscriptionID ids.ID, belowSeq int64, now time.Time) (Expired, error)
-	// RecordAttempt writes the outcome of a sent attempt when the delivery
-	// is still pending with the claimed attempt, together with the
-	// subscription's change when r.Subscription is set, and returns
-	// whether it did (Written false: the row was deleted, redelivered or
+	// RecordAttempt takes the subscription's row lock as LockDeliveryTarget
+	// does and, in the same round trip, writes the outcome of a sent
+	// attempt when the subscription's standing and rate are r.Expected
+	// (D-M2-26-68) and the delivery is still pending with the claimed
+	// attempt, together with the subscription's change when r.Subscription
+	// is set. It returns the locked target as it was before the record,
+	// whether the expectation held (false: nothing is written, and the
+	// caller computes the record again from the target), whether the
+	// outcome was written (false: the row was deleted, redelivered or
 	// claimed again, and the result is discarded) and whether another
-	// delivery of the subscription is pending. In every case the
-	// subscription's lease of the delivery is given back.
+	// delivery of the subscription is pending. Whenever the expectation
+	// held, the subscription's lease of the delivery is given back. Found
+	// is false, and nothing written, when the subscription is gone.
 	RecordAttempt(ctx context.Context, r AttemptRecord) (Recorded, error)
 }
 
@@ -222,6 +228,15 @@ type ClaimedHead struct {
 
 // Recorded is the result of RecordAttempt.
 type Recorded struct {
+	// Found is false when the subscription is gone; the rest is then
+	// zero.
+	Found bool
+	// Target is the subscription as RecordAttempt locked it, before it
+	// wrote anything.
+	Target DeliveryTarget
+	// AsExpected tells whether the subscription's standing and rate were
+	// the AttemptRecord's Expected; nothing is written otherwise.
+	AsExpected bool
 	// Written is false when the result was discarded.
 	Written bool
 	// OthersPending tells whether a delivery of the subscription other
@@ -270,6 +285,18 @@ type AttemptRecord struct {
 	RateWindow webhook.RateWindow
 	// Now stamps updated_at.
 	Now time.Time
+	// Expected is what the record was computed from; it is written only
+	// when the subscription still has it (D-M2-26-68).
+	Expected RecordBasis
+}
+
+// RecordBasis is the part of a subscription the record of an attempt is
+// computed from: its standing (webhook.Settle) and its rate (the window's
+// end of the attempt).
+type RecordBasis struct {
+	Standing     webhook.Standing
+	MaxPerSecond int
+	RateWindow   webhook.RateWindow
 }
 
 // SubscriptionChange is what an attempt changes on its subscription.

@@ -3,11 +3,13 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/apps"
 	"bothy/server/internal/instance"
 )
 
@@ -25,8 +27,12 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	c.reset()
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 2)
-	require.Equal(t, 2, c.count("WebhookDeliveryRecordAttempt"))
+	require.Equal(t, 3, c.count("WebhookSubscriptionLockDeliveryTarget"),
+		"the run's first lock, then each record locks in its own statement (D-M2-26-68)")
 	require.Equal(t, 2, c.count("WebhookDeliveryClaimHead"), "one claim per head, none after the last record")
+	require.Equal(t, 21, c.total(), "the run's statements: the first unit of work BEGIN, SET LOCAL, lock, claim, "+
+		"event, grants, sync_epoch, lease wake-up, COMMIT; the second BEGIN, SET LOCAL, lock and record, claim, event, "+
+		"grants, COMMIT; the last BEGIN, SET LOCAL, lock and record, wake-up deleted, COMMIT")
 
 	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
 	b.runRound(t)
@@ -74,4 +80,43 @@ func TestDeliverySyncEpochIsReadOncePerWorker(t *testing.T) {
 		require.NoError(t, json.Unmarshal(r.body, &body))
 		require.Equal(t, rec.SyncEpoch.String(), body.SyncEpoch)
 	}
+}
+
+// TestDeliveryRecordOfAPausedSubscriptionIsComputedAgain (D-M2-26-68): the
+// record of an attempt is computed from the subscription as the claim
+// left it and written with the lock in one statement only while the
+// subscription's standing is still that; Robin pauses it while the
+// request is out, and the receiver answers 500, so the record is computed
+// again from the paused subscription under the lock: the pause stays, the
+// failure counts once, and nothing follows.
+func TestDeliveryRecordOfAPausedSubscriptionIsComputedAgain(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	b := deliveryWorld(t, options{tracer: c})
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, one")
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, two")
+	b.runRound(t)
+	paused := make(chan error, 1)
+	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 0 {
+			state := apps.SubscriptionPaused
+			_, err := b.w.Services.Webhooks.UpdateSubscription(b.robin(t), apps.UpdateSubscription{ID: b.sub, State: &state})
+			paused <- err
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	c.reset()
+	b.deliver(t, b.sub)
+	require.NoError(t, <-paused)
+	require.Len(t, b.recv.requests(), 1, "a paused subscription sends nothing more")
+	require.Equal(t, 3, c.count("WebhookSubscriptionLockDeliveryTarget"),
+		"the first lock, the record that found the pause, the record computed again")
+	got := b.subscription(t, b.sub)
+	require.Equal(t, "paused", got.State, "the record keeps the owner's pause")
+	require.Equal(t, 1, got.ConsecutiveFailures)
+	rows := b.deliveries(t, b.sub)
+	require.Equal(t, "pending", rows[0].Status, "the failed head waits for its retry")
+	require.Equal(t, 1, rows[0].Attempt)
+	require.Equal(t, "pending", rows[1].Status)
+	require.Equal(t, 0, rows[1].Attempt)
 }

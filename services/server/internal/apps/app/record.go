@@ -2,37 +2,82 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain/webhook"
+	"bothy/server/internal/kernel/errs"
 )
 
-// record writes the outcome of a sent attempt in the unit of work of ctx,
-// which holds the subscription's row lock, and reports whether the run may
-// go on with the next head (D-M2-26-3). The rule (webhook.Settle) decides
-// the delivery's status, its next attempt and what becomes of the
-// subscription; record persists it, audits a transition, and chains: a
-// retryable outcome schedules the retry at next_attempt_at while the
-// subscription stays active, a finished delivery goes on in this run while
-// another delivery of the subscription is pending (without one the run
-// ends without a claim that could only find nothing, D-M2-26-67), and
-// nothing follows a subscription that is no longer active. A result whose
-// delivery is no longer pending with the claimed attempt (deleted,
-// redelivered, claimed again after its lease) is discarded.
-func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, st *step, last *sent) (bool, error) {
+// record locks the subscription and writes the outcome of last, the
+// attempt the run sent, in the unit of work of ctx (D-M2-26-3). The rule
+// (webhook.Settle) decides the delivery's status, its next attempt and what
+// becomes of the subscription, from the subscription as last was claimed
+// under; lock and record are one statement, which writes only when the
+// subscription's standing and rate are still those (D-M2-26-68), and a
+// subscription an owner or a round changed meanwhile gets the record
+// computed again from what it is now, under the lock the first statement
+// took. record audits a transition and chains: a retryable outcome
+// schedules the retry at next_attempt_at while the subscription stays
+// active, a finished delivery goes on in this run while another delivery
+// of the subscription is pending (without one the run ends without a
+// claim that could only find nothing, D-M2-26-67), and nothing follows a
+// subscription that is no longer active. A result whose delivery is no
+// longer pending with the claimed attempt (deleted, redelivered, claimed
+// again after its lease) is discarded.
+//
+// It returns the locked subscription with what the record changed,
+// whether there is one (false: it was deleted during the attempt, and the
+// result is discarded) and whether the run goes on.
+func (s *Deliveries) record(ctx context.Context, st *step, last *sent) (DeliveryTarget, bool, bool, error) {
 	now := s.now()
+	basis := last.target
+	set, rec, err := s.settle(&basis, last, now)
+	if err != nil {
+		return DeliveryTarget{}, false, false, err
+	}
+	done, err := s.store.RecordAttempt(ctx, rec)
+	if err == nil && done.Found && !done.AsExpected {
+		// The subscription changed after the claim; the row lock is
+		// held now, so the second statement finds it as it was read.
+		basis = done.Target
+		if set, rec, err = s.settle(&basis, last, now); err != nil {
+			return DeliveryTarget{}, false, false, err
+		}
+		done, err = s.store.RecordAttempt(ctx, rec)
+		if err == nil && done.Found && !done.AsExpected {
+			err = errs.Internalf("apps: the webhook subscription changed under its row lock")
+		}
+	}
+	if err != nil || !done.Found {
+		return DeliveryTarget{}, false, false, err
+	}
+	t := &done.Target
+	t.RateWindow = rec.RateWindow
+	if t.Lease.DeliveryID == last.head.ID {
+		// RecordAttempt gave the lease back, also for a discarded result.
+		t.Lease = Lease{}
+	}
+	goOn, err := s.afterRecord(ctx, t, st, last, done, set, rec, now)
+	return *t, true, goOn, err
+}
+
+// settle computes the record of last from basis, the subscription as the
+// record expects to find it.
+func (s *Deliveries) settle(basis *DeliveryTarget, last *sent, now time.Time) (webhook.Settlement, AttemptRecord, error) {
 	set, err := webhook.Settle(webhook.Attempt{
 		Number: last.head.Attempt, CreatedAt: last.head.CreatedAt,
 		StatusCode: last.res.StatusCode, RetryAfter: last.res.RetryAfter, TransportErr: last.err,
-	}, t.standing(), webhook.Policy{Retry: s.opts.Retry, MaxConsecutiveFailures: s.opts.MaxConsecutiveFailures}, now, s.rnd)
+	}, basis.standing(), webhook.Policy{Retry: s.opts.Retry, MaxConsecutiveFailures: s.opts.MaxConsecutiveFailures}, now, s.rnd)
 	if err != nil {
-		return false, err
+		return webhook.Settlement{}, AttemptRecord{}, err
 	}
 	rec := AttemptRecord{
-		SubscriptionID: t.SubscriptionID, DeliveryID: last.head.ID, Attempt: last.head.Attempt,
+		SubscriptionID: basis.SubscriptionID, DeliveryID: last.head.ID, Attempt: last.head.Attempt,
 		StoredAttempt: set.StoredAttempt, Status: set.Status, NextAttemptAt: set.NextAttemptAt,
 		DeliveredAt: set.DeliveredAt, LastError: set.Outcome.LastError, ResponseCode: set.ResponseCode, Now: now,
-		RateWindow: t.RateWindow.Ended(now, t.MaxPerSecond),
+		RateWindow: basis.RateWindow.Ended(now, basis.MaxPerSecond),
+		Expected:   RecordBasis{Standing: basis.standing(), MaxPerSecond: basis.MaxPerSecond, RateWindow: basis.RateWindow},
 	}
 	if set.SubscriptionChanged {
 		rec.Subscription = &SubscriptionChange{
@@ -43,15 +88,13 @@ func (s *Deliveries) record(ctx context.Context, t *DeliveryTarget, st *step, la
 			rec.Subscription.SigningKeyKID = last.kid
 		}
 	}
-	done, err := s.store.RecordAttempt(ctx, rec)
-	if err != nil {
-		return false, err
-	}
-	t.RateWindow = rec.RateWindow
-	if t.Lease.DeliveryID == last.head.ID {
-		// RecordAttempt gave the lease back, also for a discarded result.
-		t.Lease = Lease{}
-	}
+	return set, rec, nil
+}
+
+// afterRecord takes over the record rec of last, computed as set, into t and
+// st once done tells it was written, and reports whether the run goes on.
+func (s *Deliveries) afterRecord(ctx context.Context, t *DeliveryTarget, st *step, last *sent, done Recorded,
+	set webhook.Settlement, rec AttemptRecord, now time.Time) (bool, error) {
 	if !done.Written {
 		return false, nil
 	}

@@ -15,10 +15,12 @@ import (
 // queryLog counts the statements of each sqlc query (by the name sqlc puts
 // in their first line) and keeps the SQL and arguments of the last one.
 type queryLog struct {
-	mu    sync.Mutex
-	calls map[string]int
-	sql   map[string]string
-	args  map[string][]any
+	mu sync.Mutex
+	// statements counts every statement, sqlc's or not.
+	statements int
+	calls      map[string]int
+	sql        map[string]string
+	args       map[string][]any
 }
 
 func newQueryLog() *queryLog {
@@ -26,22 +28,48 @@ func newQueryLog() *queryLog {
 }
 
 func (l *queryLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if rest, ok := strings.CutPrefix(d.SQL, "-- name: "); ok {
-		name, _, _ := strings.Cut(rest, " ")
-		l.mu.Lock()
-		l.calls[name]++
-		l.sql[name], l.args[name] = d.SQL, d.Args
-		l.mu.Unlock()
-	}
+	l.saw(d.SQL, d.Args)
 	return ctx
 }
 
 func (l *queryLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// The first statement of a unit of work travels in a batch with its BEGIN
+// (ADR 0084), which pgx traces as a batch.
+func (l *queryLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (l *queryLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	l.saw(d.SQL, d.Args)
+}
+
+func (l *queryLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// saw counts a statement, and a statement of a sqlc query by its name.
+func (l *queryLog) saw(sql string, args []any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.statements++
+	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
+		name, _, _ := strings.Cut(rest, " ")
+		l.calls[name]++
+		l.sql[name], l.args[name] = sql, args
+	}
+}
+
+// total returns how many statements were seen since the last reset.
+func (l *queryLog) total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.statements
+}
+
 func (l *queryLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	clear(l.calls)
+	l.statements = 0
 }
 
 func (l *queryLog) count(name string) int {

@@ -132,17 +132,32 @@ const maxInt32 = 1<<31 - 1
 
 // LockDeliveryTarget implements app.DeliveryStore.
 func (s *DeliveryStore) LockDeliveryTarget(ctx context.Context, id ids.ID) (app.DeliveryTarget, bool, error) {
+	r, found, err := s.lockTarget(ctx, db.WebhookSubscriptionLockDeliveryTargetParams{ID: id})
+	return r.target(), found, err
+}
+
+// lockTarget runs WebhookSubscriptionLockDeliveryTarget with p in the unit
+// of work of ctx; false when there is no such subscription.
+func (s *DeliveryStore) lockTarget(ctx context.Context, p db.WebhookSubscriptionLockDeliveryTargetParams) (lockedTarget, bool, error) {
 	q, err := s.locked(ctx)
 	if err != nil {
-		return app.DeliveryTarget{}, false, err
+		return lockedTarget{}, false, err
 	}
-	r, err := q.WebhookSubscriptionLockDeliveryTarget(ctx, id)
+	r, err := q.WebhookSubscriptionLockDeliveryTarget(ctx, p)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return app.DeliveryTarget{}, false, nil
+		return lockedTarget{}, false, nil
 	}
 	if err != nil {
-		return app.DeliveryTarget{}, false, errs.Wrap(err, "apps: locking the webhook subscription failed")
+		return lockedTarget{}, false, errs.Wrap(err, "apps: locking the webhook subscription failed")
 	}
+	return lockedTarget(r), true, nil
+}
+
+// lockedTarget is a row of WebhookSubscriptionLockDeliveryTarget.
+type lockedTarget db.WebhookSubscriptionLockDeliveryTargetRow
+
+// target maps the row to the delivery target it locked.
+func (r lockedTarget) target() app.DeliveryTarget {
 	return app.DeliveryTarget{
 		SubscriptionID:      r.ID,
 		State:               apps.SubscriptionState(r.State),
@@ -164,7 +179,7 @@ func (s *DeliveryStore) LockDeliveryTarget(ctx context.Context, id ids.ID) (app.
 			GrantedScopes:      nonNil(r.GrantedScopes),
 			EventSubscriptions: nonNil(r.EventSubscriptions),
 		},
-	}, true, nil
+	}
 }
 
 // LockLiveSubscriptions implements app.DeliveryStore.
@@ -260,20 +275,28 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 	return app.Expired{Count: int(r.Expired), FirstSeq: r.FirstSeq, LastSeq: r.LastSeq}, nil
 }
 
-// RecordAttempt implements app.DeliveryStore.
+// RecordAttempt implements app.DeliveryStore: the lock and the record are
+// one statement (D-M2-26-68).
 func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
-	p := db.WebhookDeliveryRecordAttemptParams{
-		Status:         string(r.Status),
-		NextAttemptAt:  pg.NullTime(r.NextAttemptAt),
-		LastError:      nullString(string(r.LastError)),
-		ResponseCode:   nullInt32(r.ResponseCode),
-		DeliveredAt:    pg.NullTime(r.DeliveredAt),
-		Now:            r.Now,
-		ID:             r.DeliveryID,
-		Attempt:        int32(r.Attempt),
-		StoredAttempt:  int32(r.StoredAttempt),
-		SubscriptionID: r.SubscriptionID,
-		RateWindow:     rateWindowColumn(r.RateWindow),
+	e := r.Expected
+	p := db.WebhookSubscriptionLockDeliveryTargetParams{
+		ID:                        r.SubscriptionID,
+		Record:                    true,
+		ExpectState:               string(e.Standing.State),
+		ExpectConsecutiveFailures: int32(e.Standing.ConsecutiveFailures),
+		ExpectDisabledAt:          pg.NullTime(e.Standing.DisabledAt),
+		ExpectMaxPerSecond:        int32(e.MaxPerSecond),
+		ExpectRateWindow:          rateWindowColumn(e.RateWindow),
+		Status:                    string(r.Status),
+		NextAttemptAt:             pg.NullTime(r.NextAttemptAt),
+		LastError:                 nullString(string(r.LastError)),
+		ResponseCode:              nullInt32(r.ResponseCode),
+		DeliveredAt:               pg.NullTime(r.DeliveredAt),
+		Now:                       r.Now,
+		DeliveryID:                r.DeliveryID,
+		Attempt:                   int32(r.Attempt),
+		StoredAttempt:             int32(r.StoredAttempt),
+		RateWindow:                rateWindowColumn(r.RateWindow),
 	}
 	if c := r.Subscription; c != nil {
 		p.ChangeSubscription = true
@@ -281,11 +304,12 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 		p.ConsecutiveFailures, p.Delivered = int32(c.ConsecutiveFailures), c.Delivered
 		p.SigningKeyKid = nullString(c.SigningKeyKID)
 	}
-	n, err := s.q(ctx).WebhookDeliveryRecordAttempt(ctx, p)
-	if err != nil {
-		return app.Recorded{}, errs.Wrap(err, "apps: recording the webhook attempt failed")
+	row, found, err := s.lockTarget(ctx, p)
+	if err != nil || !found {
+		return app.Recorded{}, err
 	}
-	return app.Recorded{Written: n.Recorded == 1, OthersPending: n.OthersPending}, nil
+	return app.Recorded{Found: true, Target: row.target(), AsExpected: row.AsExpected,
+		Written: row.Recorded == 1, OthersPending: row.OthersPending}, nil
 }
 
 // rateWindowOf maps the column rate_window to the domain's window, in UTC;

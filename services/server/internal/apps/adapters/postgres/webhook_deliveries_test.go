@@ -11,6 +11,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/adapters/postgres"
 	"bothy/server/internal/apps/app"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg"
@@ -46,6 +47,18 @@ func (b *testBundle) pending(t *testing.T, s *postgres.DeliveryStore, sub ids.ID
 	got, err := s.InsertDeliveries(context.Background(), rows, start)
 	require.NoError(t, err)
 	require.Equal(t, want, got, "the rows of several events go in one insert")
+}
+
+// record runs s.RecordAttempt(rec) in a unit of work of its own.
+func (b *testBundle) record(t *testing.T, s *postgres.DeliveryStore, rec app.AttemptRecord) app.Recorded {
+	t.Helper()
+	var done app.Recorded
+	require.NoError(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
+		var err error
+		done, err = s.RecordAttempt(ctx, rec)
+		return err
+	}))
+	return done
 }
 
 // explain returns the plan of query with sequential scans disabled, so it
@@ -177,18 +190,30 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 		return err
 	}))
 
+	_, err = s.RecordAttempt(ctx, app.AttemptRecord{SubscriptionID: sub})
+	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "the record locks, so it needs a unit of work")
 	rec := app.AttemptRecord{SubscriptionID: sub, DeliveryID: head.ID, Attempt: 2, StoredAttempt: 2, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200, Now: start,
-		Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, Delivered: true, SigningKeyKID: "kid-2"}}
-	done, err := s.RecordAttempt(ctx, rec)
-	require.NoError(t, err)
+		Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, Delivered: true, SigningKeyKID: "kid-2"},
+		Expected:     app.RecordBasis{Standing: webhook.Standing{State: apps.SubscriptionActive, ConsecutiveFailures: 3}}}
+	done := b.record(t, s, rec)
+	require.True(t, done.Found)
+	require.False(t, done.AsExpected, "the subscription has no failures, the record expected three")
+	require.False(t, done.Written, "a record computed from another standing writes nothing")
+	require.Equal(t, app.Lease{DeliveryID: head.ID, Until: start.Add(time.Minute)}, done.Target.Lease, "not even the lease")
+	rec.Expected.Standing.ConsecutiveFailures = 0
+	done = b.record(t, s, rec)
+	require.True(t, done.AsExpected)
 	require.False(t, done.Written, "another attempt's result is discarded")
 	rec.Attempt, rec.StoredAttempt = 1, 1
-	done, err = s.RecordAttempt(ctx, rec)
-	require.NoError(t, err)
-	require.Equal(t, app.Recorded{Written: true, OthersPending: true}, done, "seq 8 is still pending")
-	done, err = s.RecordAttempt(ctx, rec)
-	require.NoError(t, err)
+	done = b.record(t, s, rec)
+	require.True(t, done.Written)
+	require.True(t, done.OthersPending, "seq 8 is still pending")
+	require.Equal(t, sub, done.Target.SubscriptionID)
+	require.Equal(t, inst.PrincipalID, done.Target.Installation.PrincipalID, "the record returns the locked target")
+	done = b.record(t, s, rec)
 	require.False(t, done.Written, "a finished delivery is not written again")
+	done = b.record(t, s, app.AttemptRecord{SubscriptionID: ids.New()})
+	require.False(t, done.Found, "no such subscription")
 	var lastSeq int64
 	var kid string
 	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT last_delivered_seq, signing_key_kid FROM webhook_subscriptions WHERE id = $1`, sub).
@@ -232,9 +257,9 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 	}
 	record := func(h app.ClaimedHead) app.Recorded {
 		t.Helper()
-		done, err := s.RecordAttempt(ctx, app.AttemptRecord{SubscriptionID: sub, DeliveryID: h.ID, Attempt: h.Attempt,
-			StoredAttempt: h.Attempt, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204, Now: start})
-		require.NoError(t, err)
+		done := b.record(t, s, app.AttemptRecord{SubscriptionID: sub, DeliveryID: h.ID, Attempt: h.Attempt,
+			StoredAttempt: h.Attempt, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204, Now: start,
+			Expected: app.RecordBasis{Standing: webhook.Standing{State: apps.SubscriptionActive}}})
 		require.True(t, done.Written)
 		return done
 	}

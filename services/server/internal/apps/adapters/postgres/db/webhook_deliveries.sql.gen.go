@@ -329,110 +329,6 @@ func (q *Queries) WebhookDeliveryMarkHeadStalled(ctx context.Context, arg Webhoo
 	return event_seq, err
 }
 
-const webhookDeliveryRecordAttempt = `-- name: WebhookDeliveryRecordAttempt :one
-WITH delivery AS (
-    UPDATE webhook_deliveries d
-    SET status = $3,
-        attempt = $4,
-        next_attempt_at = $5,
-        last_error = $6,
-        response_code = $7,
-        delivered_at = $8,
-        updated_at = $9,
-        finished_at = CASE WHEN $3::text = 'pending' THEN NULL ELSE $9::timestamptz END
-    WHERE d.id = $2 AND d.status = 'pending' AND d.attempt = $10
-    RETURNING d.event_seq
-), outcome AS (
-    SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
-), subscription AS (
-    UPDATE webhook_subscriptions s
-    SET state = CASE WHEN o.recorded AND $11::boolean THEN $12::text ELSE s.state END,
-        disabled_at = CASE WHEN o.recorded AND $11::boolean THEN $13::timestamptz ELSE s.disabled_at END,
-        consecutive_failures = CASE WHEN o.recorded AND $11::boolean THEN $14::int ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND $11::boolean AND $15::boolean
-                                  THEN GREATEST(s.last_delivered_seq, o.event_seq)
-                                  ELSE s.last_delivered_seq END,
-        signing_key_kid = CASE WHEN o.recorded AND $11::boolean
-                               THEN coalesce($16::text, s.signing_key_kid)
-                               ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = $2 THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = $2 THEN NULL ELSE s.lease_until END,
-        rate_window = $17::timestamptz[],
-        updated_at = CASE WHEN o.recorded AND $11::boolean THEN $9 ELSE s.updated_at END
-    FROM outcome o
-    WHERE s.id = $1
-    RETURNING s.id
-)
-SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions,
-       EXISTS (
-           SELECT 1 FROM webhook_deliveries p
-           WHERE p.subscription_id = $1 AND p.status = 'pending' AND p.id <> $2
-       )::boolean AS others_pending
-`
-
-type WebhookDeliveryRecordAttemptParams struct {
-	SubscriptionID      ids.ID
-	ID                  ids.ID
-	Status              string
-	StoredAttempt       int32
-	NextAttemptAt       *time.Time
-	LastError           *string
-	ResponseCode        *int32
-	DeliveredAt         *time.Time
-	Now                 time.Time
-	Attempt             int32
-	ChangeSubscription  bool
-	State               string
-	DisabledAt          *time.Time
-	ConsecutiveFailures int32
-	Delivered           bool
-	SigningKeyKid       *string
-	RateWindow          []time.Time
-}
-
-type WebhookDeliveryRecordAttemptRow struct {
-	Recorded      int32
-	Subscriptions int32
-	OthersPending bool
-}
-
-// One statement records an attempt: the delivery, only while it is still
-// pending with the claimed attempt (stored_attempt is what the row keeps:
-// the claimed attempt, or one less when no request left), and the
-// subscription: its change when change_subscription and the delivery was
-// recorded, and in any case the lease of this delivery given back (also
-// when the delivery was deleted or redelivered meanwhile, so the next head
-// never waits for a lease that covers nothing), and the rate window with
-// the attempt's end (a request went out either way). recorded is 0 when
-// the result is discarded. others_pending tells whether another delivery
-// of the subscription is pending, at any seq (index
-// webhook_deliveries_head_idx), so a run that finds none ends without a
-// claim (D-M2-26-67).
-func (q *Queries) WebhookDeliveryRecordAttempt(ctx context.Context, arg WebhookDeliveryRecordAttemptParams) (WebhookDeliveryRecordAttemptRow, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryRecordAttempt,
-		arg.SubscriptionID,
-		arg.ID,
-		arg.Status,
-		arg.StoredAttempt,
-		arg.NextAttemptAt,
-		arg.LastError,
-		arg.ResponseCode,
-		arg.DeliveredAt,
-		arg.Now,
-		arg.Attempt,
-		arg.ChangeSubscription,
-		arg.State,
-		arg.DisabledAt,
-		arg.ConsecutiveFailures,
-		arg.Delivered,
-		arg.SigningKeyKid,
-		arg.RateWindow,
-	)
-	var i WebhookDeliveryRecordAttemptRow
-	err := row.Scan(&i.Recorded, &i.Subscriptions, &i.OthersPending)
-	return i, err
-}
-
 const webhookSubscriptionDeliveryCandidates = `-- name: WebhookSubscriptionDeliveryCandidates :many
 
 SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
@@ -571,17 +467,96 @@ func (q *Queries) WebhookSubscriptionDeliveryCandidatesOf(ctx context.Context, a
 }
 
 const webhookSubscriptionLockDeliveryTarget = `-- name: WebhookSubscriptionLockDeliveryTarget :one
-SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
-       s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
-       s.max_per_second, s.rate_window,
-       i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
-       i.event_subscriptions, a.principal_id
-FROM webhook_subscriptions s
-JOIN app_installations i ON i.id = s.app_installation_id
-JOIN apps a ON a.id = i.app_id
-WHERE s.id = $1
-FOR NO KEY UPDATE OF s
+WITH target AS (
+    SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
+           s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
+           s.max_per_second, s.rate_window,
+           i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
+           i.event_subscriptions, a.principal_id,
+           coalesce(s.state = $3::text
+            AND s.consecutive_failures = $4::int
+            AND s.disabled_at IS NOT DISTINCT FROM $5::timestamptz
+            AND coalesce(s.max_per_second, 0) = $6::int
+            AND s.rate_window = $7::timestamptz[], false)::boolean AS as_expected
+    FROM webhook_subscriptions s
+    JOIN app_installations i ON i.id = s.app_installation_id
+    JOIN apps a ON a.id = i.app_id
+    WHERE s.id = $8
+    FOR NO KEY UPDATE OF s
+), delivery AS (
+    UPDATE webhook_deliveries d
+    SET status = $9,
+        attempt = $10,
+        next_attempt_at = $11,
+        last_error = $12,
+        response_code = $13,
+        delivered_at = $14,
+        updated_at = $15,
+        finished_at = CASE WHEN $9::text = 'pending' THEN NULL ELSE $15::timestamptz END
+    FROM target
+    WHERE $1::boolean AND target.as_expected
+      AND d.id = $2 AND d.status = 'pending' AND d.attempt = $16
+    RETURNING d.event_seq
+), outcome AS (
+    SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
+), subscription AS (
+    UPDATE webhook_subscriptions s
+    SET state = CASE WHEN o.recorded AND $17::boolean THEN $18::text ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND $17::boolean THEN $19::timestamptz ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND $17::boolean THEN $20::int ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND $17::boolean AND $21::boolean
+                                  THEN GREATEST(s.last_delivered_seq, o.event_seq)
+                                  ELSE s.last_delivered_seq END,
+        signing_key_kid = CASE WHEN o.recorded AND $17::boolean
+                               THEN coalesce($22::text, s.signing_key_kid)
+                               ELSE s.signing_key_kid END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = $2 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = $2 THEN NULL ELSE s.lease_until END,
+        rate_window = $23::timestamptz[],
+        updated_at = CASE WHEN o.recorded AND $17::boolean THEN $15 ELSE s.updated_at END
+    FROM outcome o, target
+    WHERE $1::boolean AND target.as_expected AND s.id = target.id
+    RETURNING s.id
+)
+SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
+       t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
+       t.max_per_second, t.rate_window,
+       t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
+       t.event_subscriptions, t.principal_id, t.as_expected,
+       (SELECT count(*) FROM delivery)::int AS recorded,
+       (SELECT count(*) FROM subscription)::int AS subscriptions,
+       ($1::boolean AND EXISTS (
+           SELECT 1 FROM webhook_deliveries p
+           WHERE p.subscription_id = t.id AND p.status = 'pending' AND p.id <> $2
+       ))::boolean AS others_pending
+FROM target t
 `
+
+type WebhookSubscriptionLockDeliveryTargetParams struct {
+	Record                    bool
+	DeliveryID                ids.ID
+	ExpectState               string
+	ExpectConsecutiveFailures int32
+	ExpectDisabledAt          *time.Time
+	ExpectMaxPerSecond        int32
+	ExpectRateWindow          []time.Time
+	ID                        ids.ID
+	Status                    string
+	StoredAttempt             int32
+	NextAttemptAt             *time.Time
+	LastError                 *string
+	ResponseCode              *int32
+	DeliveredAt               *time.Time
+	Now                       time.Time
+	Attempt                   int32
+	ChangeSubscription        bool
+	State                     string
+	DisabledAt                *time.Time
+	ConsecutiveFailures       int32
+	Delivered                 bool
+	SigningKeyKid             *string
+	RateWindow                []time.Time
+}
 
 type WebhookSubscriptionLockDeliveryTargetRow struct {
 	ID                  ids.ID
@@ -603,10 +578,59 @@ type WebhookSubscriptionLockDeliveryTargetRow struct {
 	GrantedScopes       []string
 	EventSubscriptions  []string
 	PrincipalID         ids.ID
+	AsExpected          bool
+	Recorded            int32
+	Subscriptions       int32
+	OthersPending       bool
 }
 
-func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, id ids.ID) (WebhookSubscriptionLockDeliveryTargetRow, error) {
-	row := q.db.QueryRow(ctx, webhookSubscriptionLockDeliveryTarget, id)
+// Locks the subscription (FOR NO KEY UPDATE OF s, the module's first lock)
+// and returns what a delivery needs of it, its installation and its app
+// principal, as they were before this statement wrote anything. No row:
+// no such subscription, or one without an installation.
+//
+// With @record the same statement records a sent attempt (D-M2-26-68),
+// so the record of a run's attempt costs one round trip: only when the
+// subscription's standing and rate are what the caller computed the
+// record from (as_expected; otherwise nothing is written and the caller
+// computes the record again from the returned row, under the lock this
+// statement took); the delivery only while it is still pending with the
+// claimed attempt (stored_attempt is what the row keeps: the claimed
+// attempt, or one less when no request left); the subscription's change
+// when change_subscription and the delivery was recorded; in any case the
+// lease of this delivery given back (also when the delivery was deleted or
+// redelivered meanwhile, so the next head never waits for a lease that
+// covers nothing) and the rate window with the attempt's end (a request
+// went out either way). recorded is 0 when the result is discarded.
+// others_pending tells whether another delivery of the subscription is
+// pending, at any seq (index webhook_deliveries_head_idx), so a run that
+// finds none ends without a claim (D-M2-26-67).
+func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, arg WebhookSubscriptionLockDeliveryTargetParams) (WebhookSubscriptionLockDeliveryTargetRow, error) {
+	row := q.db.QueryRow(ctx, webhookSubscriptionLockDeliveryTarget,
+		arg.Record,
+		arg.DeliveryID,
+		arg.ExpectState,
+		arg.ExpectConsecutiveFailures,
+		arg.ExpectDisabledAt,
+		arg.ExpectMaxPerSecond,
+		arg.ExpectRateWindow,
+		arg.ID,
+		arg.Status,
+		arg.StoredAttempt,
+		arg.NextAttemptAt,
+		arg.LastError,
+		arg.ResponseCode,
+		arg.DeliveredAt,
+		arg.Now,
+		arg.Attempt,
+		arg.ChangeSubscription,
+		arg.State,
+		arg.DisabledAt,
+		arg.ConsecutiveFailures,
+		arg.Delivered,
+		arg.SigningKeyKid,
+		arg.RateWindow,
+	)
 	var i WebhookSubscriptionLockDeliveryTargetRow
 	err := row.Scan(
 		&i.ID,
@@ -628,6 +652,10 @@ func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, id 
 		&i.GrantedScopes,
 		&i.EventSubscriptions,
 		&i.PrincipalID,
+		&i.AsExpected,
+		&i.Recorded,
+		&i.Subscriptions,
+		&i.OthersPending,
 	)
 	return i, err
 }

@@ -89,18 +89,6 @@ SELECT u.subscription_id::uuid AS subscription_id,
        ) AS bounded)::int AS pending
 FROM unnest(@subscription_ids::uuid[]) AS u (subscription_id);
 
--- name: WebhookSubscriptionLockDeliveryTarget :one
-SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
-       s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
-       s.max_per_second, s.rate_window,
-       i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
-       i.event_subscriptions, a.principal_id
-FROM webhook_subscriptions s
-JOIN app_installations i ON i.id = s.app_installation_id
-JOIN apps a ON a.id = i.app_id
-WHERE s.id = @id
-FOR NO KEY UPDATE OF s;
-
 -- name: WebhookSubscriptionLockLive :many
 SELECT s.id, s.state, i.app_id
 FROM webhook_subscriptions s
@@ -186,20 +174,45 @@ SELECT count(*)::int AS expired,
        coalesce(max(event_seq), 0)::bigint AS last_seq
 FROM expired;
 
--- name: WebhookDeliveryRecordAttempt :one
--- One statement records an attempt: the delivery, only while it is still
--- pending with the claimed attempt (stored_attempt is what the row keeps:
--- the claimed attempt, or one less when no request left), and the
--- subscription: its change when change_subscription and the delivery was
--- recorded, and in any case the lease of this delivery given back (also
--- when the delivery was deleted or redelivered meanwhile, so the next head
--- never waits for a lease that covers nothing), and the rate window with
--- the attempt's end (a request went out either way). recorded is 0 when
--- the result is discarded. others_pending tells whether another delivery
--- of the subscription is pending, at any seq (index
--- webhook_deliveries_head_idx), so a run that finds none ends without a
--- claim (D-M2-26-67).
-WITH delivery AS (
+-- name: WebhookSubscriptionLockDeliveryTarget :one
+-- Locks the subscription (FOR NO KEY UPDATE OF s, the module's first lock)
+-- and returns what a delivery needs of it, its installation and its app
+-- principal, as they were before this statement wrote anything. No row:
+-- no such subscription, or one without an installation.
+--
+-- With @record the same statement records a sent attempt (D-M2-26-68),
+-- so the record of a run's attempt costs one round trip: only when the
+-- subscription's standing and rate are what the caller computed the
+-- record from (as_expected; otherwise nothing is written and the caller
+-- computes the record again from the returned row, under the lock this
+-- statement took); the delivery only while it is still pending with the
+-- claimed attempt (stored_attempt is what the row keeps: the claimed
+-- attempt, or one less when no request left); the subscription's change
+-- when change_subscription and the delivery was recorded; in any case the
+-- lease of this delivery given back (also when the delivery was deleted or
+-- redelivered meanwhile, so the next head never waits for a lease that
+-- covers nothing) and the rate window with the attempt's end (a request
+-- went out either way). recorded is 0 when the result is discarded.
+-- others_pending tells whether another delivery of the subscription is
+-- pending, at any seq (index webhook_deliveries_head_idx), so a run that
+-- finds none ends without a claim (D-M2-26-67).
+WITH target AS (
+    SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
+           s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
+           s.max_per_second, s.rate_window,
+           i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
+           i.event_subscriptions, a.principal_id,
+           coalesce(s.state = @expect_state::text
+            AND s.consecutive_failures = @expect_consecutive_failures::int
+            AND s.disabled_at IS NOT DISTINCT FROM sqlc.narg(expect_disabled_at)::timestamptz
+            AND coalesce(s.max_per_second, 0) = @expect_max_per_second::int
+            AND s.rate_window = @expect_rate_window::timestamptz[], false)::boolean AS as_expected
+    FROM webhook_subscriptions s
+    JOIN app_installations i ON i.id = s.app_installation_id
+    JOIN apps a ON a.id = i.app_id
+    WHERE s.id = @id
+    FOR NO KEY UPDATE OF s
+), delivery AS (
     UPDATE webhook_deliveries d
     SET status = @status,
         attempt = @stored_attempt,
@@ -209,7 +222,9 @@ WITH delivery AS (
         delivered_at = @delivered_at,
         updated_at = @now,
         finished_at = CASE WHEN @status::text = 'pending' THEN NULL ELSE @now::timestamptz END
-    WHERE d.id = @id AND d.status = 'pending' AND d.attempt = @attempt
+    FROM target
+    WHERE @record::boolean AND target.as_expected
+      AND d.id = @delivery_id AND d.status = 'pending' AND d.attempt = @attempt
     RETURNING d.event_seq
 ), outcome AS (
     SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
@@ -224,19 +239,26 @@ WITH delivery AS (
         signing_key_kid = CASE WHEN o.recorded AND @change_subscription::boolean
                                THEN coalesce(sqlc.narg(signing_key_kid)::text, s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = @id THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = @id THEN NULL ELSE s.lease_until END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = @delivery_id THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = @delivery_id THEN NULL ELSE s.lease_until END,
         rate_window = @rate_window::timestamptz[],
         updated_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN @now ELSE s.updated_at END
-    FROM outcome o
-    WHERE s.id = @subscription_id
+    FROM outcome o, target
+    WHERE @record::boolean AND target.as_expected AND s.id = target.id
     RETURNING s.id
 )
-SELECT (SELECT count(*) FROM delivery)::int AS recorded, (SELECT count(*) FROM subscription)::int AS subscriptions,
-       EXISTS (
+SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
+       t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
+       t.max_per_second, t.rate_window,
+       t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
+       t.event_subscriptions, t.principal_id, t.as_expected,
+       (SELECT count(*) FROM delivery)::int AS recorded,
+       (SELECT count(*) FROM subscription)::int AS subscriptions,
+       (@record::boolean AND EXISTS (
            SELECT 1 FROM webhook_deliveries p
-           WHERE p.subscription_id = @subscription_id AND p.status = 'pending' AND p.id <> @id
-       )::boolean AS others_pending;
+           WHERE p.subscription_id = t.id AND p.status = 'pending' AND p.id <> @delivery_id
+       ))::boolean AS others_pending
+FROM target t;
 
 -- name: WebhookDeliveryMarkHeadStalled :one
 -- The head of a subscription whose delivery job spent its runs on errors
