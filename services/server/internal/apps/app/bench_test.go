@@ -19,7 +19,8 @@ import (
 )
 
 // statements counts the statements (round trips) the delivery path sends,
-// by their first word (BEGIN, SELECT, UPDATE, INSERT, COMMIT, WITH).
+// by their first word (SELECT, UPDATE, INSERT, COMMIT, WITH; BATCH for a
+// batch, such as a BEGIN with the first statement of a unit of work).
 // It also sums the time each kind of statement takes, from sending it to
 // its result: under the load of a shared machine the share of a kind in
 // the total says more than the absolute times.
@@ -39,21 +40,41 @@ type started struct {
 type startedKey struct{}
 
 func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	return s.start(ctx, verbOf(d.SQL))
+}
+
+// A unit of work sends its BEGIN with its first statement, in one batch
+// (ADR 0084): one round trip, counted as BATCH with its time.
+func (s *statements) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return s.start(ctx, "BATCH")
+}
+
+func (s *statements) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (s *statements) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	s.TraceQueryEnd(ctx, nil, pgx.TraceQueryEndData{})
+}
+
+// start counts one round trip of kind verb and notes when it started.
+func (s *statements) start(ctx context.Context, verb string) context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.on {
 		return ctx
 	}
-	sql := strings.TrimSpace(d.SQL)
+	s.byVerb[verb]++
+	return context.WithValue(ctx, startedKey{}, started{verb: verb, at: time.Now()})
+}
+
+// verbOf returns the first word of sql after its comments, upper case.
+func verbOf(sql string) string {
+	sql = strings.TrimSpace(sql)
 	for strings.HasPrefix(sql, "--") {
 		_, sql, _ = strings.Cut(sql, "\n")
 		sql = strings.TrimSpace(sql)
 	}
 	verb, _, _ := strings.Cut(sql, " ")
-	// "begin; SET LOCAL ..." is one round trip (platform/pg).
-	verb = strings.ToUpper(strings.TrimSuffix(verb, ";"))
-	s.byVerb[verb]++
-	return context.WithValue(ctx, startedKey{}, started{verb: verb, at: time.Now()})
+	return strings.ToUpper(strings.TrimSuffix(verb, ";"))
 }
 
 func (s *statements) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
