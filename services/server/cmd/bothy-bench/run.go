@@ -18,11 +18,10 @@ import (
 )
 
 // The people and names of the benchmark's world (white label: example.com,
-// Alex and Robin).
+// Alex, Sam and Robin).
 const (
 	ownerEmail = "robin@example.com"
 	ownerName  = "Robin"
-	alexEmail  = "alex@example.com"
 	eventType  = "message.created"
 	// pollEvery is the pause between two looks at the receiver's counts.
 	pollEvery = 20 * time.Millisecond
@@ -78,10 +77,18 @@ type result struct {
 	Statements []statement
 }
 
-// world is what the REST API set up for a scenario: the tokens (never
-// printed) and the channel IDs.
+// posters are the people who post, each a member of Support with write;
+// poster goroutine i posts as posters[i % len(posters)], so no single
+// person's row takes every message's key share, as on a real instance.
+var posters = []struct{ email, name string }{
+	{"alex@example.com", "Alex"},
+	{"sam@example.com", "Sam"},
+}
+
+// world is what the REST API set up for a scenario: the tokens of the
+// posters (never printed) and the channel IDs.
 type world struct {
-	alex     string
+	posters  []string
 	channels []string
 }
 
@@ -292,10 +299,11 @@ func (b *bench) environ(db string) ([]string, error) {
 }
 
 // setUp builds the scenario's world through the REST API, as an owner
-// would: Robin (the first owner, from the identity bootstrap) creates
-// Alex, the space Support with Alex as a member and sh.Channels channels,
-// then registers, installs and grants sh.Apps apps, each with the
-// subscription its manifest gives it; Alex signs in to post.
+// would: Robin (the first owner, from the identity bootstrap) creates the
+// space Support, the posters (Alex and Sam) as its members with write and
+// sh.Channels channels, then registers, installs and grants sh.Apps apps,
+// each with the subscription its manifest gives it; the posters sign in to
+// post.
 func (b *bench) setUp(ctx context.Context, cfg *wire.Config, api *localrun.Client, sh shape) (world, error) {
 	var w world
 	password, err := localrun.CreateOwner(ctx, cfg, "bothy-bench", ownerEmail, ownerName)
@@ -306,18 +314,22 @@ func (b *bench) setUp(ctx context.Context, cfg *wire.Config, api *localrun.Clien
 	if err != nil {
 		return w, err
 	}
-	alexPassword := localrun.GeneratePassword()
-	var alex, space idOnly
-	if err := api.Call(ctx, "createPerson", robin, http.MethodPost, "/people",
-		map[string]any{"email": alexEmail, "display_name": "Alex", "password": alexPassword, "role": "member"}, &alex, http.StatusCreated); err != nil {
-		return w, err
-	}
+	var space idOnly
 	if err := api.Call(ctx, "createSpace", robin, http.MethodPost, "/spaces", map[string]any{"name": "Support"}, &space, http.StatusCreated); err != nil {
 		return w, err
 	}
-	if err := api.Call(ctx, "addSpaceMember", robin, http.MethodPost, "/spaces/"+space.ID+"/members",
-		map[string]any{"person_id": alex.ID, "level": "write"}, nil, http.StatusCreated); err != nil {
-		return w, err
+	passwords := make([]string, len(posters))
+	for i, p := range posters {
+		passwords[i] = localrun.GeneratePassword()
+		var person idOnly
+		if err := api.Call(ctx, "createPerson", robin, http.MethodPost, "/people",
+			map[string]any{"email": p.email, "display_name": p.name, "password": passwords[i], "role": "member"}, &person, http.StatusCreated); err != nil {
+			return w, err
+		}
+		if err := api.Call(ctx, "addSpaceMember", robin, http.MethodPost, "/spaces/"+space.ID+"/members",
+			map[string]any{"person_id": person.ID, "level": "write"}, nil, http.StatusCreated); err != nil {
+			return w, err
+		}
 	}
 	for i := range sh.Channels {
 		var ch idOnly
@@ -332,8 +344,12 @@ func (b *bench) setUp(ctx context.Context, cfg *wire.Config, api *localrun.Clien
 			return w, err
 		}
 	}
-	if w.alex, err = api.SignIn(ctx, alexEmail, alexPassword); err != nil {
-		return w, err
+	for i, p := range posters {
+		token, err := api.SignIn(ctx, p.email, passwords[i])
+		if err != nil {
+			return w, err
+		}
+		w.posters = append(w.posters, token)
 	}
 	return w, nil
 }
@@ -412,7 +428,8 @@ func (b *bench) postAll(ctx context.Context, api *localrun.Client, w world, sh s
 		first  error
 		wg     sync.WaitGroup
 	)
-	for range b.opt.posters {
+	for i := range b.opt.posters {
+		token := w.posters[i%len(w.posters)]
 		wg.Go(func() {
 			for jb := range jobs {
 				if failed.Load() >= maxPostErrors {
@@ -427,7 +444,7 @@ func (b *bench) postAll(ctx context.Context, api *localrun.Client, w world, sh s
 					start = jb.due
 				}
 				var msg idOnly
-				err := api.Call(ctx, "postMessage", w.alex, http.MethodPost, "/channels/"+w.channels[c]+"/messages",
+				err := api.Call(ctx, "postMessage", token, http.MethodPost, "/channels/"+w.channels[c]+"/messages",
 					map[string]any{"text": text}, &msg, http.StatusCreated)
 				mu.Lock()
 				if err != nil {
