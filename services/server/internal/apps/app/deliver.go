@@ -107,26 +107,21 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 // run's first step and after a wait for the rate), and the claim of the
 // next head when the record lets the run go on.
 func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, last *sent) error {
-	var t DeliveryTarget
-	var found bool
-	var err error
 	if last == nil {
-		t, found, err = s.store.LockDeliveryTarget(ctx, subscriptionID)
-	} else {
-		// The record takes the row lock in its own statement.
-		var goOn bool
-		t, found, goOn, err = s.record(ctx, st, last)
-		if err != nil || !found || !goOn {
+		t, found, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
+		if err != nil || !found {
 			return err
 		}
-		st.recorded = true
-	}
-	if err != nil || !found {
-		// A subscription deleted during the attempt: its result is
-		// discarded.
+		st.next, err = s.claim(ctx, &t, st)
 		return err
 	}
-	st.next, err = s.claim(ctx, &t, st)
+	// The record takes the row lock in its own statement.
+	t, err := s.record(ctx, st, last)
+	if err != nil || t == nil {
+		return err
+	}
+	st.recorded = true
+	st.next, err = s.claim(ctx, t, st)
 	return err
 }
 
@@ -178,7 +173,7 @@ func (s *Deliveries) recordAlone(ctx context.Context, subscriptionID ids.ID, c *
 	var st *step
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
 		st = c.begin()
-		_, _, _, err := s.record(ctx, st, last)
+		_, err := s.record(ctx, st, last)
 		return err
 	})
 	if err != nil {

@@ -13,18 +13,27 @@ import (
 	"bothy/server/internal/instance"
 )
 
-// TestDeliveryRunEndsWithoutAClaimThatFindsNothing (D-M2-26-67): the
-// record of a run's last pending delivery tells that nothing else is
-// pending, so the run ends without one more claim; a head a later round
-// creates is delivered by the run of the job that round leaves.
-func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
-	t.Parallel()
+// twoHeadsTraced returns a world whose delivery path's statements c
+// counts, with two pending heads of Tracker's subscription and c reset
+// after the round that made them.
+func twoHeadsTraced(t *testing.T) (*bundle, *queryLog) {
+	t.Helper()
 	c := newQueryLog()
 	b := deliveryWorld(t, options{tracer: c})
 	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
 	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
 	b.runRound(t)
 	c.reset()
+	return b, c
+}
+
+// TestDeliveryRunEndsWithoutAClaimThatFindsNothing (D-M2-26-67): the
+// record of a run's last pending delivery tells that nothing else is
+// pending, so the run ends without one more claim; a head a later round
+// creates is delivered by the run of the job that round leaves.
+func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
+	t.Parallel()
+	b, c := twoHeadsTraced(t)
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 2)
 	require.Equal(t, 3, c.count("WebhookSubscriptionLockDeliveryTarget"),
@@ -91,11 +100,7 @@ func TestDeliverySyncEpochIsReadOncePerWorker(t *testing.T) {
 // failure counts once, and nothing follows.
 func TestDeliveryRecordOfAPausedSubscriptionIsComputedAgain(t *testing.T) {
 	t.Parallel()
-	c := newQueryLog()
-	b := deliveryWorld(t, options{tracer: c})
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, one")
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, two")
-	b.runRound(t)
+	b, c := twoHeadsTraced(t)
 	paused := make(chan error, 1)
 	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 0 {
@@ -105,7 +110,6 @@ func TestDeliveryRecordOfAPausedSubscriptionIsComputedAgain(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusInternalServerError)
 	})
-	c.reset()
 	b.deliver(t, b.sub)
 	require.NoError(t, <-paused)
 	require.Len(t, b.recv.requests(), 1, "a paused subscription sends nothing more")

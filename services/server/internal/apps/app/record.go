@@ -26,31 +26,36 @@ import (
 // longer pending with the claimed attempt (deleted, redelivered, claimed
 // again after its lease) is discarded.
 //
-// It returns the locked subscription with what the record changed,
-// whether there is one (false: it was deleted during the attempt, and the
-// result is discarded) and whether the run goes on.
-func (s *Deliveries) record(ctx context.Context, st *step, last *sent) (DeliveryTarget, bool, bool, error) {
+// It returns the locked subscription with what the record changed when
+// the run goes on with its next head, and nil when the run ends here (the
+// subscription was deleted during the attempt, the result was discarded,
+// the delivery waits for a retry, the subscription is no longer active or
+// nothing else is pending).
+func (s *Deliveries) record(ctx context.Context, st *step, last *sent) (*DeliveryTarget, error) {
 	now := s.now()
 	basis := last.target
-	set, rec, err := s.settle(&basis, last, now)
-	if err != nil {
-		return DeliveryTarget{}, false, false, err
-	}
-	done, err := s.store.RecordAttempt(ctx, rec)
-	if err == nil && done.Found && !done.AsExpected {
-		// The subscription changed after the claim; the row lock is
-		// held now, so the second statement finds it as it was read.
-		basis = done.Target
+	var set webhook.Settlement
+	var rec AttemptRecord
+	var done Recorded
+	for try := 0; ; try++ {
+		var err error
 		if set, rec, err = s.settle(&basis, last, now); err != nil {
-			return DeliveryTarget{}, false, false, err
+			return nil, err
 		}
-		done, err = s.store.RecordAttempt(ctx, rec)
-		if err == nil && done.Found && !done.AsExpected {
-			err = errs.Internalf("apps: the webhook subscription changed under its row lock")
+		if done, err = s.store.RecordAttempt(ctx, rec); err != nil || !done.Found {
+			// A subscription deleted during the attempt: its result is
+			// discarded.
+			return nil, err
 		}
-	}
-	if err != nil || !done.Found {
-		return DeliveryTarget{}, false, false, err
+		if done.AsExpected {
+			break
+		}
+		if try > 0 {
+			return nil, errs.Internalf("apps: the webhook subscription changed under its row lock")
+		}
+		// The subscription changed after the claim; the first statement
+		// took the row lock, so the second finds it as it was read.
+		basis = done.Target
 	}
 	t := &done.Target
 	t.RateWindow = rec.RateWindow
@@ -58,8 +63,33 @@ func (s *Deliveries) record(ctx context.Context, st *step, last *sent) (Delivery
 		// RecordAttempt gave the lease back, also for a discarded result.
 		t.Lease = Lease{}
 	}
-	goOn, err := s.afterRecord(ctx, t, st, last, done, set, rec, now)
-	return *t, true, goOn, err
+	if !done.Written {
+		return nil, nil
+	}
+	if set.Transitioned {
+		tr := transition{Transition: set.Transition, subscriptionID: t.SubscriptionID, appID: t.Installation.AppID}
+		if err := s.recordTransition(ctx, tr); err != nil {
+			return nil, err
+		}
+		st.transitioned(tr)
+	}
+	t.setStanding(set.Standing)
+	st.tally.finished(rec.Status, rec.LastError, last.head.EventOccurredAt, now)
+	if rec.Status != apps.DeliverySucceeded {
+		st.failed(failure{subscriptionID: t.SubscriptionID, seq: last.head.EventSeq,
+			eventType: last.eventType, reason: rec.LastError, host: last.host})
+	}
+	switch {
+	case t.State != apps.SubscriptionActive:
+		return nil, nil
+	case rec.Status == apps.DeliveryPending:
+		return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, rec.NextAttemptAt)
+	}
+	st.finished++
+	if !done.OthersPending {
+		return nil, nil
+	}
+	return t, nil
 }
 
 // settle computes the record of last from basis, the subscription as the
@@ -89,34 +119,4 @@ func (s *Deliveries) settle(basis *DeliveryTarget, last *sent, now time.Time) (w
 		}
 	}
 	return set, rec, nil
-}
-
-// afterRecord takes over the record rec of last, computed as set, into t and
-// st once done tells it was written, and reports whether the run goes on.
-func (s *Deliveries) afterRecord(ctx context.Context, t *DeliveryTarget, st *step, last *sent, done Recorded,
-	set webhook.Settlement, rec AttemptRecord, now time.Time) (bool, error) {
-	if !done.Written {
-		return false, nil
-	}
-	if set.Transitioned {
-		tr := transition{Transition: set.Transition, subscriptionID: t.SubscriptionID, appID: t.Installation.AppID}
-		if err := s.recordTransition(ctx, tr); err != nil {
-			return false, err
-		}
-		st.transitioned(tr)
-	}
-	t.setStanding(set.Standing)
-	st.tally.finished(rec.Status, rec.LastError, last.head.EventOccurredAt, now)
-	if rec.Status != apps.DeliverySucceeded {
-		st.failed(failure{subscriptionID: t.SubscriptionID, seq: last.head.EventSeq,
-			eventType: last.eventType, reason: rec.LastError, host: last.host})
-	}
-	switch {
-	case t.State != apps.SubscriptionActive:
-		return false, nil
-	case rec.Status == apps.DeliveryPending:
-		return false, s.scheduler.Schedule(ctx, t.SubscriptionID, rec.NextAttemptAt)
-	}
-	st.finished++
-	return done.OthersPending, nil
 }
