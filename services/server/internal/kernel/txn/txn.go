@@ -12,6 +12,9 @@
 // Do may run fn more than once (serialization failures and deadlocks are
 // retried), so fn must not have effects outside the transaction, such as
 // network calls (docs/spec/02-architecture.md 8.5).
+//
+// Calls whose statements do not depend on one another run in Together, so
+// that their statements share a round trip (ADR 0085).
 package txn
 
 import (
@@ -75,4 +78,44 @@ func (k *Key[T]) Set(ctx context.Context, v T) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.values[k] = v
+}
+
+// Gatherer runs functions so that the statements they send travel to the
+// database together (ADR 0085); UnitOfWork implementations provide one
+// through WithGatherer.
+type Gatherer func(ctx context.Context, fns []func(ctx context.Context) error) error
+
+type gathererKey struct{}
+
+// WithGatherer returns ctx with g as the Gatherer of Together; a nil g
+// makes Together run its functions one after another. Only UnitOfWork
+// implementations call it, with the transaction they put into ctx.
+func WithGatherer(ctx context.Context, g Gatherer) context.Context {
+	return context.WithValue(ctx, gathererKey{}, g)
+}
+
+// Together runs fns, whose statements do not depend on one another, so
+// that in a unit of work the statements they send travel to the database
+// in one round trip: each fn runs in a goroutine of its own until it sends
+// a statement or returns, and the statements that all of them sent go
+// together, in the order of fns, as often as they send more (ADR 0085).
+// The fns share the transaction and its memo and must not share anything
+// else that is not safe for concurrent use. Outside a unit of work, and
+// inside a function of Together, fns run one after another.
+//
+// It returns nil when every fn returned nil, else the error of the fn that
+// failed (the errors joined when several did). When a statement fails, the
+// statements that travelled after it in the same round trip are not run,
+// and their fns' errors are left out in favour of the failure itself. Run
+// one after another, the first error ends the run.
+func Together(ctx context.Context, fns ...func(ctx context.Context) error) error {
+	if g, _ := ctx.Value(gathererKey{}).(Gatherer); g != nil && len(fns) > 1 {
+		return g(ctx, fns)
+	}
+	for _, fn := range fns {
+		if err := fn(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }

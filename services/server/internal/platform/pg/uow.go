@@ -49,10 +49,12 @@ func RequireTx(ctx context.Context) (pgx.Tx, error) {
 	return nil, ErrNoUnitOfWork
 }
 
-// WithTx returns ctx carrying tx as the ambient transaction. UnitOfWork uses
-// it; tests use it to run adapters inside a transaction they roll back.
+// WithTx returns ctx carrying tx as the ambient transaction, with a fresh
+// memo and the gatherer of txn.Together over tx (ADR 0085). UnitOfWork
+// uses it; tests use it to run adapters inside a transaction they roll
+// back.
 func WithTx(ctx context.Context, tx pgx.Tx) context.Context {
-	return context.WithValue(txn.WithMemo(ctx), txKey{}, tx)
+	return txn.WithGatherer(context.WithValue(txn.WithMemo(ctx), txKey{}, tx), gather(tx))
 }
 
 // Conn returns the ambient transaction of ctx, or pool when there is none.
