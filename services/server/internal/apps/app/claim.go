@@ -9,6 +9,7 @@ import (
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/txn"
 	eventsync "bothy/server/internal/sync"
 )
 
@@ -62,7 +63,29 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		// The claim wrote the window, which counts an attempt whose lease
 		// ran out unrecorded; that lease is over.
 		t.Lease, t.RateWindow = Lease{}, window
-		ev, found, err := s.events.EventByKey(ctx, eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt})
+		// The event, the app's rights and the run's lease wake-up do not
+		// depend on one another: their statements travel in one round
+		// trip (ADR 0085). The wake-up (ADR 0067) sends an attempt again
+		// once its lease has run out when its send or record ends with an
+		// error, a cancellation or a crash. One wake-up per run, scheduled
+		// at its first claim for the latest end of any lease of the run,
+		// serves every claim of the run; later claims insert nothing. A
+		// head that turns out not to be sent leaves the wake-up to the
+		// run's end, which takes it back when nothing else was sent (ADR
+		// 0083).
+		var ev eventsync.Event
+		var found bool
+		err = txn.Together(ctx,
+			func(ctx context.Context) error {
+				var err error
+				ev, found, err = s.events.EventByKey(ctx, eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt})
+				return err
+			},
+			func(ctx context.Context) error {
+				return s.az.Preload(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver)
+			},
+			func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, lease) },
+		)
 		if err != nil {
 			return nil, err
 		}
@@ -89,14 +112,6 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 			return nil, err
 		}
 		a.host = host
-		// The lease wake-up (ADR 0067): an attempt whose send or record
-		// ends with an error, a cancellation or a crash is sent again once
-		// its lease has run out. One wake-up per run, scheduled at its
-		// first claim for the latest end of any lease of the run, serves
-		// every claim of the run; later claims insert nothing.
-		if err := s.scheduleWakeUp(ctx, t, st, lease); err != nil {
-			return nil, err
-		}
 		t.Lease = Lease{DeliveryID: head.ID, Until: lease}
 		a.target = *t
 		return a, nil
@@ -141,15 +156,7 @@ func (s *Deliveries) waitForRate(ctx context.Context, t *DeliveryTarget, st *ste
 // no audit entry and counts no decision (AZ-P13); an error that is not a
 // decision is returned.
 func (s *Deliveries) admissible(ctx context.Context, t *DeliveryTarget, ev eventsync.Event) (apps.LastError, error) {
-	inst := t.Installation
-	app := actor.Principal{
-		ID:                 inst.PrincipalID,
-		Kind:               actor.KindApp,
-		InstallationID:     inst.ID,
-		InstallationActive: inst.State == apps.InstallationActive,
-		GrantedScopes:      inst.GrantedScopes,
-	}
-	d, err := s.az.Authorize(authorize.Filter(ctx), app, authorize.WebhookOutDeliver, eventResource(ev))
+	d, err := s.az.Authorize(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver, eventResource(ev))
 	if err != nil {
 		return "", err
 	}
@@ -161,6 +168,19 @@ func (s *Deliveries) admissible(ctx context.Context, t *DeliveryTarget, ev event
 		return apps.LastErrorNotSubscribed, nil
 	}
 	return "", nil
+}
+
+// appPrincipal is the app of t's installation as webhook_out.deliver
+// judges it: its current installation and scopes.
+func appPrincipal(t *DeliveryTarget) actor.Principal {
+	inst := t.Installation
+	return actor.Principal{
+		ID:                 inst.PrincipalID,
+		Kind:               actor.KindApp,
+		InstallationID:     inst.ID,
+		InstallationActive: inst.State == apps.InstallationActive,
+		GrantedScopes:      inst.GrantedScopes,
+	}
 }
 
 // eventResource is the resource of webhook_out.deliver for ev: the event's

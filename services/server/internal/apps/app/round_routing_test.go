@@ -16,8 +16,10 @@ import (
 // in their first line) and keeps the SQL and arguments of the last one.
 type queryLog struct {
 	mu sync.Mutex
-	// statements counts every statement, sqlc's or not.
+	// statements counts every statement, sqlc's or not; trips the round
+	// trips, a batch (a pipeline) as one.
 	statements int
+	trips      int
 	calls      map[string]int
 	sql        map[string]string
 	args       map[string][]any
@@ -28,6 +30,7 @@ func newQueryLog() *queryLog {
 }
 
 func (l *queryLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.trip()
 	l.saw(d.SQL, d.Args)
 	return ctx
 }
@@ -35,9 +38,24 @@ func (l *queryLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trace
 func (l *queryLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // The first statement of a unit of work travels in a batch with its BEGIN
-// (ADR 0084), which pgx traces as a batch.
+// (ADR 0084), and so do the statements of txn.Together (ADR 0085), which
+// pgx traces as a batch.
 func (l *queryLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	l.trip()
 	return ctx
+}
+
+func (l *queryLog) trip() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trips++
+}
+
+// roundTrips returns how many round trips were seen since the last reset.
+func (l *queryLog) roundTrips() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.trips
 }
 
 func (l *queryLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
@@ -69,7 +87,7 @@ func (l *queryLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	clear(l.calls)
-	l.statements = 0
+	l.statements, l.trips = 0, 0
 }
 
 func (l *queryLog) count(name string) int {

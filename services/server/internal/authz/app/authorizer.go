@@ -84,9 +84,10 @@ func NewAuthorizer(d Deps, o Options) (*Authorizer, error) {
 //
 // Facts: the step-up age needs only the clock; the level requirement needs
 // the principal's grants (one query) and, for persons, its memberships (one
-// query through chat.Memberships). Both are loaded only when the decision
-// may consult them and are memoised for the unit of work of ctx, so a use
-// case that filters a list by visibility pays them once.
+// query through chat.Memberships, in the same round trip as the grants:
+// txn.Together). Both are loaded only when the decision may consult them
+// and are memoised for the unit of work of ctx, so a use case that filters
+// a list by visibility pays them once, and Preload can load them ahead.
 //
 // In normal mode a denial is audited with RecordDetached: the use case
 // returns the denial as an error and rolls back, and the entry must stay
@@ -128,6 +129,16 @@ func (a *Authorizer) Authorize(ctx context.Context, p actor.Principal, action au
 		return authorize.Decision{}, err
 	}
 	return d, nil
+}
+
+// Preload implements authorize.Authorizer: the facts Authorize would load
+// for a by p, into the memo of the unit of work of ctx (standing).
+func (a *Authorizer) Preload(ctx context.Context, p actor.Principal, action authorize.Action) error {
+	if !domain.NeedsStanding(p, action) {
+		return nil
+	}
+	_, err := a.standing(ctx, p)
+	return err
 }
 
 func (a *Authorizer) count(ctx context.Context, d authorize.Decision) {
@@ -179,17 +190,26 @@ func (a *Authorizer) standing(ctx context.Context, p actor.Principal) (standing,
 }
 
 func (a *Authorizer) load(ctx context.Context, p actor.Principal) (standing, error) {
-	grants, err := a.grants.GrantFacts(ctx, p.ID)
+	var s standing
+	loadGrants := func(ctx context.Context) error {
+		var err error
+		s.grants, err = a.grants.GrantFacts(ctx, p.ID)
+		return err
+	}
+	if p.Kind != actor.KindPerson {
+		return s, loadGrants(ctx)
+	}
+	// A person's grants and memberships travel in one round trip.
+	var ms []chat.Membership
+	err := txn.Together(ctx, loadGrants, func(ctx context.Context) error {
+		var err error
+		if ms, err = a.memberships.MembershipsOf(ctx, p.ID); err != nil {
+			return errs.Wrap(err, "authz: loading memberships failed")
+		}
+		return nil
+	})
 	if err != nil {
 		return standing{}, err
-	}
-	s := standing{grants: grants}
-	if p.Kind != actor.KindPerson {
-		return s, nil
-	}
-	ms, err := a.memberships.MembershipsOf(ctx, p.ID)
-	if err != nil {
-		return standing{}, errs.Wrap(err, "authz: loading memberships failed")
 	}
 	s.memberships = make(map[ids.ID]authz.Level, len(ms))
 	for _, m := range ms {

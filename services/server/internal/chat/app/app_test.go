@@ -3,9 +3,13 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/authz/authztest"
@@ -39,7 +43,23 @@ type testBundle struct {
 
 func setup(t testing.TB) *testBundle {
 	t.Helper()
+	return setupTraced(t, nil)
+}
+
+// setupTraced is setup with the service's statements going through a pool
+// whose connections tracer sees (nil: the database's own pool).
+func setupTraced(t testing.TB, tracer pgx.QueryTracer) *testBundle {
+	t.Helper()
 	db := pgtest.New(t)
+	pool := db.App
+	if tracer != nil {
+		cfg, err := pgxpool.ParseConfig(db.AppURL)
+		require.NoError(t, err)
+		cfg.ConnConfig.Tracer = tracer
+		pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+	}
 	clk := clock.NewFake(start)
 	maint, err := syncpg.NewMaintainer(db.App, syncpg.MaintainerOptions{
 		PartitionInterval: time.Hour, PartitionAhead: 48 * time.Hour, EventRetention: 7 * 24 * time.Hour})
@@ -49,8 +69,8 @@ func setup(t testing.TB) *testBundle {
 	appender, err := syncpg.NewAppender(clk, syncpg.AppenderOptions{PayloadTextMaxBytes: 1024})
 	require.NoError(t, err)
 	svc, err := app.NewService(app.Deps{
-		Store:      chatpg.NewStore(db.App),
-		UnitOfWork: pg.NewUnitOfWork(db.App, 3, 5*time.Second),
+		Store:      chatpg.NewStore(pool),
+		UnitOfWork: pg.NewUnitOfWork(pool, 3, 5*time.Second),
 		Authorizer: authztest.NewAuthorizer(t, db, clk, nil),
 		Events:     appender,
 		Audit:      auditpg.New(db.App, clk),
@@ -105,4 +125,52 @@ func requireProblem(t testing.TB, err error, code errs.Code, reason string, poin
 func (b *testBundle) denials(t testing.TB, action string) []audittest.Row {
 	t.Helper()
 	return audittest.List(t, b.db.App, audittest.Filter{Action: action, Outcome: "deny"})
+}
+
+// tripLog records the statements of every round trip, each as the name of
+// its sqlc query or its first two words; a batch (a pipeline) is one trip.
+type tripLog struct {
+	mu    sync.Mutex
+	trips [][]string
+}
+
+func statementName(sql string) string {
+	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
+		name, _, _ := strings.Cut(rest, " ")
+		return name
+	}
+	words := strings.Fields(sql)
+	return strings.Join(words[:min(2, len(words))], " ")
+}
+
+func (l *tripLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trips = append(l.trips, []string{statementName(d.SQL)})
+	return ctx
+}
+
+func (l *tripLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (l *tripLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	names := make([]string, len(d.Batch.QueuedQueries))
+	for i, q := range d.Batch.QueuedQueries {
+		names[i] = statementName(q.SQL)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trips = append(l.trips, names)
+	return ctx
+}
+
+func (l *tripLog) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (l *tripLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+func (l *tripLog) take() [][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.trips
+	l.trips = nil
+	return out
 }

@@ -41,7 +41,7 @@ func (s *Service) ListMessages(ctx context.Context, q ListMessages) (MessagePage
 	limit = min(limit, s.opts.PageSizeMax)
 	var out MessagePage
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
-		ch, err := s.channel(ctx, q.ChannelID)
+		ch, err := s.channel(ctx, q.ChannelID, authorize.MessageRead)
 		if err != nil {
 			return err
 		}

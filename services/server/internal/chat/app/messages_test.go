@@ -19,6 +19,34 @@ import (
 	"bothy/server/internal/platform/pg"
 )
 
+// TestPostMessageTakesThreeRoundTrips (ADR 0085): posting reads the
+// channel and the author's grants and memberships with the BEGIN, then
+// sends the message, its event and the notification together, then
+// commits; a new thread and its event take one round trip more, after the
+// message and its event.
+func TestPostMessageTakesThreeRoundTrips(t *testing.T) {
+	t.Parallel()
+	log := &tripLog{}
+	b := setupTraced(t, log)
+	w := b.world
+	log.take()
+	_, err := b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Hello Sam"})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{
+		{"begin", "SET LOCAL", "ChannelGetByID", "GrantFactsBySubject", "SpaceMemberListByPrincipal"},
+		{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"},
+		{"commit"},
+	}, log.take())
+
+	_, err = b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Robin, a thread", StartThread: true})
+	require.NoError(t, err)
+	trips := log.take()
+	require.Len(t, trips, 4, "%v", trips)
+	require.Equal(t, []string{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, trips[1])
+	require.Equal(t, []string{"ThreadInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, trips[2])
+	require.Len(t, b.events(t), 3)
+}
+
 func TestPostMessageAppendsMessageCreated(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

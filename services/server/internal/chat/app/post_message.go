@@ -9,6 +9,7 @@ import (
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/txn"
 )
 
 // PostMessage is the input of Service.PostMessage.
@@ -43,7 +44,7 @@ func (s *Service) PostMessage(ctx context.Context, cmd PostMessage) (Posted, err
 	var out Posted
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
 		out = Posted{}
-		ch, err := s.channel(ctx, cmd.ChannelID)
+		ch, err := s.channel(ctx, cmd.ChannelID, authorize.MessagePost)
 		if err != nil {
 			return err
 		}
@@ -84,25 +85,29 @@ func (s *Service) PostMessage(ctx context.Context, cmd PostMessage) (Posted, err
 			th = &domain.Thread{ID: threadID, SpaceID: ch.SpaceID, ChannelID: ch.ID, RootMessageID: m.ID,
 				CreatedBy: author, CreatedAt: now}
 		}
-		if err := s.store.InsertMessage(ctx, m); err != nil {
-			return err
-		}
-		if th != nil {
-			if err := s.store.InsertThread(ctx, *th); err != nil {
+		// The rows and their events do not depend on one another: their
+		// statements travel in one round trip (ADR 0085).
+		err = txn.Together(ctx,
+			func(ctx context.Context) error {
+				if err := s.store.InsertMessage(ctx, m); err != nil || th == nil {
+					return err
+				}
+				return s.store.InsertThread(ctx, *th)
+			},
+			func(ctx context.Context) error {
+				if _, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: m.ID,
+					SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, ActorID: author,
+					Payload: domain.MessageCreatedPayload(m)}); err != nil || th == nil {
+					return err
+				}
+				_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.ThreadCreated, ResourceID: th.ID,
+					SpaceID: th.SpaceID, ChannelID: th.ChannelID, ThreadID: th.ID, ActorID: author,
+					Payload: domain.ThreadCreatedPayload(*th)})
 				return err
-			}
-		}
-		if _, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: m.ID,
-			SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, ActorID: author,
-			Payload: domain.MessageCreatedPayload(m)}); err != nil {
+			},
+		)
+		if err != nil {
 			return err
-		}
-		if th != nil {
-			if _, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.ThreadCreated, ResourceID: th.ID,
-				SpaceID: th.SpaceID, ChannelID: th.ChannelID, ThreadID: th.ID, ActorID: author,
-				Payload: domain.ThreadCreatedPayload(*th)}); err != nil {
-				return err
-			}
 		}
 		out = Posted{Message: m, Thread: th}
 		return nil

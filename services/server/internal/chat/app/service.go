@@ -141,12 +141,24 @@ func (s *Service) space(ctx context.Context, id ids.ID) (domain.Space, error) {
 	return sp, err
 }
 
-// channel loads a channel; an unknown ID is not_found.
-func (s *Service) channel(ctx context.Context, id ids.ID) (domain.Channel, error) {
-	ch, found, err := s.store.ChannelByID(ctx, id)
-	if err == nil && !found {
-		err = errs.NotFound()
-	}
+// channel loads a channel to check action on; an unknown ID is not_found.
+// The facts the check may consult (the principal of ctx's grants and
+// memberships) do not depend on the channel, so they are loaded in the
+// same round trip (authorize.Authorizer.Preload, ADR 0085).
+func (s *Service) channel(ctx context.Context, id ids.ID, action authorize.Action) (domain.Channel, error) {
+	var ch domain.Channel
+	err := txn.Together(ctx,
+		func(ctx context.Context) error {
+			var found bool
+			var err error
+			ch, found, err = s.store.ChannelByID(ctx, id)
+			if err == nil && !found {
+				err = errs.NotFound()
+			}
+			return err
+		},
+		func(ctx context.Context) error { return s.az.Preload(ctx, actor.From(ctx), action) },
+	)
 	return ch, err
 }
 
