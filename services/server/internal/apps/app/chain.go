@@ -18,6 +18,10 @@ type attempt struct {
 	// target is the subscription as the claim left it, which its record
 	// expects to find (D-M2-26-68).
 	target DeliveryTarget
+	// last is set when no other delivery of the subscription was pending
+	// at the claim: the record most likely ends the run, and takes the
+	// run's lease wake-up back in its own round trip (ADR 0085).
+	last bool
 }
 
 // sent is an attempt with what the receiver answered.

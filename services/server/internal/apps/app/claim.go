@@ -111,7 +111,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		if err != nil {
 			return nil, err
 		}
-		a.host = host
+		a.host, a.last = host, !hc.OthersPending
 		t.Lease = Lease{DeliveryID: head.ID, Until: lease}
 		a.target = *t
 		return a, nil

@@ -199,6 +199,9 @@ type HeadClaim struct {
 	// DueAt is when the pending head that was not due will be; zero when
 	// Claimed or when there is no head.
 	DueAt time.Time
+	// OthersPending tells whether another delivery of the subscription was
+	// pending besides the head when it was claimed.
+	OthersPending bool
 }
 
 // SubscriptionRef names a subscription with its state and app.

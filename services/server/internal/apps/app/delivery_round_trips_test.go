@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/instance"
 )
 
@@ -42,15 +43,45 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	require.Equal(t, 21, c.total(), "the run's statements: the first unit of work BEGIN, SET LOCAL, lock, claim, "+
 		"event, grants, sync_epoch, lease wake-up, COMMIT; the second BEGIN, SET LOCAL, lock and record, claim, event, "+
 		"grants, COMMIT; the last BEGIN, SET LOCAL, lock and record, wake-up deleted, COMMIT")
-	require.Equal(t, 12, c.roundTrips(), "the first unit of work BEGIN with the lock, claim, event with grants "+
+	require.Equal(t, 11, c.roundTrips(), "the first unit of work BEGIN with the lock, claim, event with grants "+
 		"and lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the record, claim, event with "+
-		"grants, COMMIT; the last BEGIN with the record, wake-up deleted, COMMIT")
+		"grants, COMMIT; the last BEGIN with the record and the wake-up deleted (the claim found no other "+
+		"pending), COMMIT")
 
 	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
 	b.runRound(t)
 	b.deliver(t, b.sub)
 	got := b.recv.wait(t, 3)
 	require.Len(t, got, 3)
+	for _, r := range b.deliveries(t, b.sub) {
+		require.Equal(t, "succeeded", r.Status, "seq %d", r.EventSeq)
+	}
+}
+
+// TestDeliveryRunGoesOnAfterTheLastHeadsRecordWithANewWakeUp (ADR 0085):
+// the record of a head that was the last pending one at its claim takes
+// the run's lease wake-up back in its round trip; a head a round created
+// while the attempt was out is still delivered by the same run, whose
+// next claim schedules a wake-up anew, and the run leaves no wake-up
+// behind.
+func TestDeliveryRunGoesOnAfterTheLastHeadsRecordWithANewWakeUp(t *testing.T) {
+	t.Parallel()
+	b, c := twoHeadsTraced(t)
+	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			// Sam writes while the last head's attempt is out.
+			b.post(t, b.w.Sam, b.w.Eskalation, "Alex, one more")
+			b.runRound(t)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	b.deliver(t, b.sub)
+	got := b.recv.wait(t, 3)
+	require.Len(t, got, 3, "the run delivered the head that came during its last attempt")
+	require.Equal(t, 2, c.count("JobDelete"), "each last head's record took the wake-up back")
+	for _, at := range b.w.Scheduled(t, b.sub) {
+		require.Equal(t, webhookstest.AtOnce, at, "only the round's job is left, no wake-up")
+	}
 	for _, r := range b.deliveries(t, b.sub) {
 		require.Equal(t, "succeeded", r.Status, "seq %d", r.EventSeq)
 	}

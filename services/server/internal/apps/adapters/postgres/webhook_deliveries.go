@@ -233,7 +233,7 @@ func (s *DeliveryStore) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (
 	}
 	return app.HeadClaim{Claimed: true, Head: app.ClaimedHead{ID: r.HeadID, EventSeq: r.EventSeq, EventID: r.EventID,
 		EventOccurredAt: r.EventOccurredAt.UTC(), Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC(),
-		LeaseUntil: c.LeaseUntil}}, nil
+		LeaseUntil: c.LeaseUntil}, OthersPending: r.OthersPending}, nil
 }
 
 // MarkHeadStalled implements app.DeliveryStore.

@@ -178,6 +178,7 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 		require.True(t, hc.DueAt.Equal(start), "the head's due time is told")
 		hc, err = s.ClaimHead(ctx, app.HeadClaimRequest{SubscriptionID: sub, Now: start, LeaseUntil: start.Add(time.Minute)})
 		require.True(t, hc.Claimed)
+		require.True(t, hc.OthersPending, "seq 8 is pending besides the head (D-M2-26-69)")
 		head = hc.Head
 		return err
 	}))
@@ -233,7 +234,8 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 // TestDeliveryStoreRecordTellsWhetherOthersArePending (D-M2-26-67): the
 // record of an attempt tells whether another delivery of the subscription
 // is pending, whatever its seq (a recovery makes lower seqs pending again),
-// so a run whose record finds none ends without a claim.
+// so a run whose record finds none ends without a claim; the claim tells
+// it of the head's time (D-M2-26-69).
 func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -241,7 +243,7 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 	sub := b.subscriptionIn(t, b.install(t, b.app(t, "Tracker")), apps.SubscriptionActive)
 	b.pending(t, s, sub, 3, 4)
 	ctx := context.Background()
-	claim := func() app.ClaimedHead {
+	claim := func(othersPending bool) app.ClaimedHead {
 		t.Helper()
 		var hc app.HeadClaim
 		require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
@@ -253,6 +255,7 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 			return err
 		}))
 		require.True(t, hc.Claimed)
+		require.Equal(t, othersPending, hc.OthersPending, "the claim tells whether others are pending (D-M2-26-69)")
 		return hc.Head
 	}
 	record := func(h app.ClaimedHead) app.Recorded {
@@ -264,15 +267,15 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 		return done
 	}
 
-	first := claim()
+	first := claim(true)
 	require.Equal(t, int64(3), first.EventSeq)
 	require.True(t, record(first).OthersPending, "seq 4 waits")
-	second := claim()
+	second := claim(false)
 	require.Equal(t, int64(4), second.EventSeq)
 	_, err := b.db.App.Exec(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, finished_at = NULL, delivered_at = NULL WHERE id = $1`, first.ID, start)
 	require.NoError(t, err)
 	require.True(t, record(second).OthersPending, "seq 3, pending again as a recovery leaves it, counts though it lies below")
-	again := claim()
+	again := claim(false)
 	require.Equal(t, first.ID, again.ID)
 	require.False(t, record(again).OthersPending, "nothing else is pending")
 }

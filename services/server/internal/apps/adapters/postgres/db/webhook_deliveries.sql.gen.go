@@ -39,7 +39,11 @@ SELECT head.id AS head_id, head.next_attempt_at::timestamptz AS due_at,
        coalesce(claimed.event_occurred_at, $1)::timestamptz AS event_occurred_at,
        coalesce(claimed.attempt, 0)::int AS attempt,
        coalesce(claimed.created_at, $1)::timestamptz AS created_at,
-       (SELECT count(*) FROM leased)::int AS leased
+       (SELECT count(*) FROM leased)::int AS leased,
+       EXISTS (
+           SELECT 1 FROM webhook_deliveries p
+           WHERE p.subscription_id = $2 AND p.status = 'pending' AND p.id <> head.id
+       )::boolean AS others_pending
 FROM head LEFT JOIN claimed ON claimed.id = head.id
 `
 
@@ -61,6 +65,7 @@ type WebhookDeliveryClaimHeadRow struct {
 	Attempt         int32
 	CreatedAt       time.Time
 	Leased          int32
+	OthersPending   bool
 }
 
 // The head is the subscription's pending row with the lowest event_seq
@@ -72,7 +77,10 @@ type WebhookDeliveryClaimHeadRow struct {
 // and takes @rate_window with its lease: the window that counts an attempt
 // whose lease ran out unrecorded. claimed is false for a head that is not
 // due or that the rate holds; then due_at tells when the head is due. No
-// row: no head.
+// row: no head. others_pending tells whether another delivery of the
+// subscription is pending besides the head (index
+// webhook_deliveries_head_idx), so the record of a last head can take the
+// run's lease wake-up back in its own round trip (ADR 0085).
 func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliveryClaimHeadParams) (WebhookDeliveryClaimHeadRow, error) {
 	row := q.db.QueryRow(ctx, webhookDeliveryClaimHead,
 		arg.Now,
@@ -92,6 +100,7 @@ func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliv
 		&i.Attempt,
 		&i.CreatedAt,
 		&i.Leased,
+		&i.OthersPending,
 	)
 	return i, err
 }

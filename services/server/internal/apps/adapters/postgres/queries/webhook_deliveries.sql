@@ -114,7 +114,10 @@ WHERE id = @id;
 -- and takes @rate_window with its lease: the window that counts an attempt
 -- whose lease ran out unrecorded. claimed is false for a head that is not
 -- due or that the rate holds; then due_at tells when the head is due. No
--- row: no head.
+-- row: no head. others_pending tells whether another delivery of the
+-- subscription is pending besides the head (index
+-- webhook_deliveries_head_idx), so the record of a last head can take the
+-- run's lease wake-up back in its own round trip (ADR 0085).
 WITH head AS (
     SELECT h.id, h.next_attempt_at FROM webhook_deliveries h
     WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
@@ -141,7 +144,11 @@ SELECT head.id AS head_id, head.next_attempt_at::timestamptz AS due_at,
        coalesce(claimed.event_occurred_at, @now)::timestamptz AS event_occurred_at,
        coalesce(claimed.attempt, 0)::int AS attempt,
        coalesce(claimed.created_at, @now)::timestamptz AS created_at,
-       (SELECT count(*) FROM leased)::int AS leased
+       (SELECT count(*) FROM leased)::int AS leased,
+       EXISTS (
+           SELECT 1 FROM webhook_deliveries p
+           WHERE p.subscription_id = @subscription_id AND p.status = 'pending' AND p.id <> head.id
+       )::boolean AS others_pending
 FROM head LEFT JOIN claimed ON claimed.id = head.id;
 
 -- name: WebhookDeliveryFinishUnsent :execrows
