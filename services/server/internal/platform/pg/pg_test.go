@@ -371,23 +371,44 @@ func TestUnitOfWorkKeepsTransactionRules(t *testing.T) {
 	require.Equal(t, byte('I'), status, "connections go back to the pool idle")
 }
 
-// BenchmarkUnitOfWork measures one unit of work with one short query on
-// one connection: begin (with the lock timeout of database.lock_timeout)
-// and the query in one round trip, then commit (ADR 0084); stmts/op counts
-// round trips.
+// BenchmarkUnitOfWork measures units of work of short queries on one
+// connection: one query, whose BEGIN (with the lock timeout of
+// database.lock_timeout) travels with it, then COMMIT (ADR 0084); and two
+// queries one after the other against the same two in txn.Together, which
+// saves a round trip and adds its goroutines and the copy of the rows (ADR
+// 0085). stmts/op counts round trips.
 func BenchmarkUnitOfWork(b *testing.B) {
 	db := pgtest.New(b)
 	ctx := context.Background()
 	log := &statementLog{}
 	pool := tracedPool(b, db, log)
 	uow := pg.NewUnitOfWork(pool, 0, time.Second)
-	log.take()
-	b.ResetTimer()
-	for b.Loop() {
-		require.NoError(b, uow.Do(ctx, func(ctx context.Context) error {
-			var one int
-			return pg.Conn(ctx, pool).QueryRow(ctx, `SELECT 1`).Scan(&one)
-		}))
+	query := func(ctx context.Context) error {
+		var one int
+		return pg.Conn(ctx, pool).QueryRow(ctx, `SELECT 1`).Scan(&one)
 	}
-	b.ReportMetric(float64(len(log.take()))/float64(b.N), "stmts/op")
+	for _, bc := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"queries=1", query},
+		{"queries=2/one-after-another", func(ctx context.Context) error {
+			if err := query(ctx); err != nil {
+				return err
+			}
+			return query(ctx)
+		}},
+		{"queries=2/together", func(ctx context.Context) error { return txn.Together(ctx, query, query) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			require.NoError(b, uow.Do(ctx, bc.run))
+			log.take()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				require.NoError(b, uow.Do(ctx, bc.run))
+			}
+			b.ReportMetric(float64(len(log.take()))/float64(b.N), "stmts/op")
+		})
+	}
 }
