@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"time"
+
+	eventsync "bothy/server/internal/sync"
 )
 
 // attempt is a claimed and signed delivery, kept in memory only between
@@ -66,6 +68,9 @@ type step struct {
 	wakeUp   WakeUp
 	// recorded is set once the step recorded the previous attempt.
 	recorded bool
+	// nextEvent is the event of the head the step's record expects the
+	// run to claim next (D-M2-26-70); zero when there is none to expect.
+	nextEvent eventsync.EventKey
 	// next is the attempt the step claimed; nil when nothing is to be sent.
 	next *attempt
 	// rateWait is set when the head was due and the rate limit held it:

@@ -39,8 +39,8 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		lease := now.Add(s.leaseLength())
 		window := t.rateWindow()
 		opensAt := window.OpensAt(t.MaxPerSecond)
-		hc, err := s.store.ClaimHead(ctx, HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now, LeaseUntil: lease,
-			RateOpensAt: opensAt, RateWindow: window})
+		hc, early, err := s.claimHead(ctx, t, st, HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now,
+			LeaseUntil: lease, RateOpensAt: opensAt, RateWindow: window})
 		if err != nil {
 			return nil, err
 		}
@@ -73,19 +73,25 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		// head that turns out not to be sent leaves the wake-up to the
 		// run's end, which takes it back when nothing else was sent (ADR
 		// 0083).
-		var ev eventsync.Event
-		var found bool
-		err = txn.Together(ctx,
-			func(ctx context.Context) error {
-				var err error
-				ev, found, err = s.events.EventByKey(ctx, eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt})
-				return err
-			},
-			func(ctx context.Context) error {
-				return s.az.Preload(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver)
-			},
-			func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, lease) },
-		)
+		key := eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt}
+		ev, found := early.ev, early.found
+		if early.of(key) {
+			// The event and the rights travelled with the claim; a run
+			// that goes on has its wake-up.
+			err = s.scheduleWakeUp(ctx, t, st, lease)
+		} else {
+			err = txn.Together(ctx,
+				func(ctx context.Context) error {
+					var err error
+					ev, found, err = s.events.EventByKey(ctx, key)
+					return err
+				},
+				func(ctx context.Context) error {
+					return s.az.Preload(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver)
+				},
+				func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, lease) },
+			)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -116,6 +122,52 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		a.target = *t
 		return a, nil
 	}
+}
+
+// earlyEvent is the event a claim read with it, before it knew the head.
+type earlyEvent struct {
+	key   eventsync.EventKey
+	ev    eventsync.Event
+	found bool
+	read  bool
+}
+
+// of reports whether the early read was of key.
+func (e earlyEvent) of(key eventsync.EventKey) bool {
+	return e.read && e.key.Seq == key.Seq && e.key.OccurredAt.Equal(key.OccurredAt)
+}
+
+// claimHead runs ClaimHead for c. When the record of the step st named
+// the head the run claims next (D-M2-26-70), the read of its event and
+// of the app's rights travel with the claim (txn.Together, ADR 0085), so
+// a run that goes on pays one round trip for the claim, the event and the
+// rights; the read is used only when the claim claimed that very head.
+// The expectation is used once.
+func (s *Deliveries) claimHead(ctx context.Context, t *DeliveryTarget, st *step, c HeadClaimRequest) (HeadClaim, earlyEvent, error) {
+	next := st.nextEvent
+	st.nextEvent = eventsync.EventKey{}
+	if next.Seq == 0 {
+		hc, err := s.store.ClaimHead(ctx, c)
+		return hc, earlyEvent{}, err
+	}
+	var hc HeadClaim
+	early := earlyEvent{key: next, read: true}
+	err := txn.Together(ctx,
+		func(ctx context.Context) error {
+			var err error
+			hc, err = s.store.ClaimHead(ctx, c)
+			return err
+		},
+		func(ctx context.Context) error {
+			var err error
+			early.ev, early.found, err = s.events.EventByKey(ctx, next)
+			return err
+		},
+		func(ctx context.Context) error {
+			return s.az.Preload(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver)
+		},
+	)
+	return hc, early, err
 }
 
 // scheduleWakeUp schedules the run's one lease wake-up (ADR 0067) unless a

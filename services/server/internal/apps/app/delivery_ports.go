@@ -248,6 +248,10 @@ type Recorded struct {
 	// claiming (D-M2-26-67): a row a round creates later comes with a job
 	// of its own.
 	OthersPending bool
+	// Next is the event key of the lowest of those pending deliveries,
+	// the head the run most likely claims next (D-M2-26-70); zero when
+	// none is pending.
+	Next eventsync.EventKey
 }
 
 // Expired is the result of ExpirePending.

@@ -43,10 +43,10 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	require.Equal(t, 21, c.total(), "the run's statements: the first unit of work BEGIN, SET LOCAL, lock, claim, "+
 		"event, grants, sync_epoch, lease wake-up, COMMIT; the second BEGIN, SET LOCAL, lock and record, claim, event, "+
 		"grants, COMMIT; the last BEGIN, SET LOCAL, lock and record, wake-up deleted, COMMIT")
-	require.Equal(t, 11, c.roundTrips(), "the first unit of work BEGIN with the lock, claim, event with grants "+
-		"and lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the record, claim, event with "+
-		"grants, COMMIT; the last BEGIN with the record and the wake-up deleted (the claim found no other "+
-		"pending), COMMIT")
+	require.Equal(t, 10, c.roundTrips(), "the first unit of work BEGIN with the lock, claim, event with grants "+
+		"and lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the record, the claim with the "+
+		"event the record named and the grants (D-M2-26-70), COMMIT; the last BEGIN with the record and the "+
+		"wake-up deleted (the claim found no other pending), COMMIT")
 
 	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
 	b.runRound(t)

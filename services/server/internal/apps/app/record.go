@@ -89,6 +89,7 @@ func (s *Deliveries) record(ctx context.Context, st *step, last *sent) (*Deliver
 	if !done.OthersPending {
 		return nil, nil
 	}
+	st.nextEvent = done.Next
 	return t, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg"
+	eventsync "bothy/server/internal/sync"
 )
 
 // DeliveryStore implements app.DeliveryStore over the sqlc queries of
@@ -308,8 +309,12 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 	if err != nil || !found {
 		return app.Recorded{}, err
 	}
-	return app.Recorded{Found: true, Target: row.target(), AsExpected: row.AsExpected,
-		Written: row.Recorded == 1, OthersPending: row.OthersPending}, nil
+	out := app.Recorded{Found: true, Target: row.target(), AsExpected: row.AsExpected,
+		Written: row.Recorded == 1, OthersPending: row.OthersPending}
+	if row.OthersPending {
+		out.Next = eventsync.EventKey{Seq: row.NextEventSeq, OccurredAt: row.NextEventOccurredAt.UTC()}
+	}
+	return out, nil
 }
 
 // rateWindowOf maps the column rate_window to the domain's window, in UTC;

@@ -234,8 +234,9 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 // TestDeliveryStoreRecordTellsWhetherOthersArePending (D-M2-26-67): the
 // record of an attempt tells whether another delivery of the subscription
 // is pending, whatever its seq (a recovery makes lower seqs pending again),
-// so a run whose record finds none ends without a claim; the claim tells
-// it of the head's time (D-M2-26-69).
+// so a run whose record finds none ends without a claim, and names the
+// lowest of them, the next head (D-M2-26-70); the claim tells it of the
+// head's time (D-M2-26-69).
 func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -269,13 +270,19 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 
 	first := claim(true)
 	require.Equal(t, int64(3), first.EventSeq)
-	require.True(t, record(first).OthersPending, "seq 4 waits")
+	done := record(first)
+	require.True(t, done.OthersPending, "seq 4 waits")
+	require.Equal(t, int64(4), done.Next.Seq, "the record names the head claimed next (D-M2-26-70)")
 	second := claim(false)
 	require.Equal(t, int64(4), second.EventSeq)
 	_, err := b.db.App.Exec(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, finished_at = NULL, delivered_at = NULL WHERE id = $1`, first.ID, start)
 	require.NoError(t, err)
-	require.True(t, record(second).OthersPending, "seq 3, pending again as a recovery leaves it, counts though it lies below")
+	done = record(second)
+	require.True(t, done.OthersPending, "seq 3, pending again as a recovery leaves it, counts though it lies below")
+	require.Equal(t, int64(3), done.Next.Seq, "the lowest pending is the next head")
 	again := claim(false)
 	require.Equal(t, first.ID, again.ID)
-	require.False(t, record(again).OthersPending, "nothing else is pending")
+	done = record(again)
+	require.False(t, done.OthersPending, "nothing else is pending")
+	require.Zero(t, done.Next, "no next head")
 }

@@ -482,29 +482,29 @@ WITH target AS (
            s.max_per_second, s.rate_window,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
            i.event_subscriptions, a.principal_id,
-           coalesce(s.state = $3::text
-            AND s.consecutive_failures = $4::int
-            AND s.disabled_at IS NOT DISTINCT FROM $5::timestamptz
-            AND coalesce(s.max_per_second, 0) = $6::int
-            AND s.rate_window = $7::timestamptz[], false)::boolean AS as_expected
+           coalesce(s.state = $4::text
+            AND s.consecutive_failures = $5::int
+            AND s.disabled_at IS NOT DISTINCT FROM $6::timestamptz
+            AND coalesce(s.max_per_second, 0) = $7::int
+            AND s.rate_window = $8::timestamptz[], false)::boolean AS as_expected
     FROM webhook_subscriptions s
     JOIN app_installations i ON i.id = s.app_installation_id
     JOIN apps a ON a.id = i.app_id
-    WHERE s.id = $8
+    WHERE s.id = $9
     FOR NO KEY UPDATE OF s
 ), delivery AS (
     UPDATE webhook_deliveries d
-    SET status = $9,
-        attempt = $10,
-        next_attempt_at = $11,
-        last_error = $12,
-        response_code = $13,
-        delivered_at = $14,
-        updated_at = $15,
-        finished_at = CASE WHEN $9::text = 'pending' THEN NULL ELSE $15::timestamptz END
+    SET status = $10,
+        attempt = $11,
+        next_attempt_at = $12,
+        last_error = $13,
+        response_code = $14,
+        delivered_at = $15,
+        updated_at = $1,
+        finished_at = CASE WHEN $10::text = 'pending' THEN NULL ELSE $1::timestamptz END
     FROM target
-    WHERE $1::boolean AND target.as_expected
-      AND d.id = $2 AND d.status = 'pending' AND d.attempt = $16
+    WHERE $2::boolean AND target.as_expected
+      AND d.id = $3 AND d.status = 'pending' AND d.attempt = $16
     RETURNING d.event_seq
 ), outcome AS (
     SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
@@ -519,12 +519,12 @@ WITH target AS (
         signing_key_kid = CASE WHEN o.recorded AND $17::boolean
                                THEN coalesce($22::text, s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = $2 THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = $2 THEN NULL ELSE s.lease_until END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = $3 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = $3 THEN NULL ELSE s.lease_until END,
         rate_window = $23::timestamptz[],
-        updated_at = CASE WHEN o.recorded AND $17::boolean THEN $15 ELSE s.updated_at END
+        updated_at = CASE WHEN o.recorded AND $17::boolean THEN $1 ELSE s.updated_at END
     FROM outcome o, target
-    WHERE $1::boolean AND target.as_expected AND s.id = target.id
+    WHERE $2::boolean AND target.as_expected AND s.id = target.id
     RETURNING s.id
 )
 SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
@@ -534,14 +534,20 @@ SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t
        t.event_subscriptions, t.principal_id, t.as_expected,
        (SELECT count(*) FROM delivery)::int AS recorded,
        (SELECT count(*) FROM subscription)::int AS subscriptions,
-       ($1::boolean AND EXISTS (
-           SELECT 1 FROM webhook_deliveries p
-           WHERE p.subscription_id = t.id AND p.status = 'pending' AND p.id <> $2
-       ))::boolean AS others_pending
+       (nxt.event_seq IS NOT NULL)::boolean AS others_pending,
+       coalesce(nxt.event_seq, 0)::bigint AS next_event_seq,
+       coalesce(nxt.event_occurred_at, $1)::timestamptz AS next_event_occurred_at
 FROM target t
+LEFT JOIN LATERAL (
+    SELECT p.event_seq, p.event_occurred_at FROM webhook_deliveries p
+    WHERE $2::boolean AND p.subscription_id = t.id AND p.status = 'pending' AND p.id <> $3
+    ORDER BY p.event_seq
+    LIMIT 1
+) nxt ON true
 `
 
 type WebhookSubscriptionLockDeliveryTargetParams struct {
+	Now                       time.Time
 	Record                    bool
 	DeliveryID                ids.ID
 	ExpectState               string
@@ -556,7 +562,6 @@ type WebhookSubscriptionLockDeliveryTargetParams struct {
 	LastError                 *string
 	ResponseCode              *int32
 	DeliveredAt               *time.Time
-	Now                       time.Time
 	Attempt                   int32
 	ChangeSubscription        bool
 	State                     string
@@ -591,6 +596,8 @@ type WebhookSubscriptionLockDeliveryTargetRow struct {
 	Recorded            int32
 	Subscriptions       int32
 	OthersPending       bool
+	NextEventSeq        int64
+	NextEventOccurredAt time.Time
 }
 
 // Locks the subscription (FOR NO KEY UPDATE OF s, the module's first lock)
@@ -613,9 +620,13 @@ type WebhookSubscriptionLockDeliveryTargetRow struct {
 // went out either way). recorded is 0 when the result is discarded.
 // others_pending tells whether another delivery of the subscription is
 // pending, at any seq (index webhook_deliveries_head_idx), so a run that
-// finds none ends without a claim (D-M2-26-67).
+// finds none ends without a claim (D-M2-26-67); next_event_seq and
+// next_event_occurred_at name the event of the lowest of them, the head
+// the run claims next, so its read can travel with that claim
+// (D-M2-26-70).
 func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, arg WebhookSubscriptionLockDeliveryTargetParams) (WebhookSubscriptionLockDeliveryTargetRow, error) {
 	row := q.db.QueryRow(ctx, webhookSubscriptionLockDeliveryTarget,
+		arg.Now,
 		arg.Record,
 		arg.DeliveryID,
 		arg.ExpectState,
@@ -630,7 +641,6 @@ func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, arg
 		arg.LastError,
 		arg.ResponseCode,
 		arg.DeliveredAt,
-		arg.Now,
 		arg.Attempt,
 		arg.ChangeSubscription,
 		arg.State,
@@ -665,6 +675,8 @@ func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, arg
 		&i.Recorded,
 		&i.Subscriptions,
 		&i.OthersPending,
+		&i.NextEventSeq,
+		&i.NextEventOccurredAt,
 	)
 	return i, err
 }

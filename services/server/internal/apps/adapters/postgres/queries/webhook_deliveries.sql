@@ -202,7 +202,10 @@ FROM expired;
 -- went out either way). recorded is 0 when the result is discarded.
 -- others_pending tells whether another delivery of the subscription is
 -- pending, at any seq (index webhook_deliveries_head_idx), so a run that
--- finds none ends without a claim (D-M2-26-67).
+-- finds none ends without a claim (D-M2-26-67); next_event_seq and
+-- next_event_occurred_at name the event of the lowest of them, the head
+-- the run claims next, so its read can travel with that claim
+-- (D-M2-26-70).
 WITH target AS (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
@@ -261,11 +264,16 @@ SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t
        t.event_subscriptions, t.principal_id, t.as_expected,
        (SELECT count(*) FROM delivery)::int AS recorded,
        (SELECT count(*) FROM subscription)::int AS subscriptions,
-       (@record::boolean AND EXISTS (
-           SELECT 1 FROM webhook_deliveries p
-           WHERE p.subscription_id = t.id AND p.status = 'pending' AND p.id <> @delivery_id
-       ))::boolean AS others_pending
-FROM target t;
+       (nxt.event_seq IS NOT NULL)::boolean AS others_pending,
+       coalesce(nxt.event_seq, 0)::bigint AS next_event_seq,
+       coalesce(nxt.event_occurred_at, @now)::timestamptz AS next_event_occurred_at
+FROM target t
+LEFT JOIN LATERAL (
+    SELECT p.event_seq, p.event_occurred_at FROM webhook_deliveries p
+    WHERE @record::boolean AND p.subscription_id = t.id AND p.status = 'pending' AND p.id <> @delivery_id
+    ORDER BY p.event_seq
+    LIMIT 1
+) nxt ON true;
 
 -- name: WebhookDeliveryMarkHeadStalled :one
 -- The head of a subscription whose delivery job spent its runs on errors
