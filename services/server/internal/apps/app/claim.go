@@ -39,7 +39,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		lease := now.Add(s.leaseLength())
 		window := t.rateWindow()
 		opensAt := window.OpensAt(t.MaxPerSecond)
-		hc, early, err := s.claimHead(ctx, t, st, HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now,
+		hc, reads, err := s.claimHead(ctx, t, st, HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now,
 			LeaseUntil: lease, RateOpensAt: opensAt, RateWindow: window})
 		if err != nil {
 			return nil, err
@@ -74,27 +74,18 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		// run's end, which takes it back when nothing else was sent (ADR
 		// 0083).
 		key := eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt}
-		ev, found := early.ev, early.found
-		if early.of(key) {
+		if reads.of(key) {
 			// The event and the rights travelled with the claim; a run
 			// that goes on has its wake-up.
 			err = s.scheduleWakeUp(ctx, t, st, lease)
 		} else {
-			err = txn.Together(ctx,
-				func(ctx context.Context) error {
-					var err error
-					ev, found, err = s.events.EventByKey(ctx, key)
-					return err
-				},
-				func(ctx context.Context) error {
-					return s.az.Preload(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver)
-				},
-				func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, lease) },
-			)
+			err = txn.Together(ctx, append(s.readFor(t, &reads, key),
+				func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, lease) })...)
 		}
 		if err != nil {
 			return nil, err
 		}
+		ev, found := reads.ev, reads.found
 		if !found {
 			st.tally.finished(apps.DeliveryDead, apps.LastErrorEventExpired, head.EventOccurredAt, now)
 			return nil, s.gap(ctx, t, st, head, now)
@@ -124,50 +115,59 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 	}
 }
 
-// earlyEvent is the event a claim read with it, before it knew the head.
-type earlyEvent struct {
+// attemptRead is what an attempt reads besides its claim: the event of
+// key, and the app's rights into the unit of work's memo.
+type attemptRead struct {
 	key   eventsync.EventKey
 	ev    eventsync.Event
 	found bool
 	read  bool
 }
 
-// of reports whether the early read was of key.
-func (e earlyEvent) of(key eventsync.EventKey) bool {
-	return e.read && e.key.Seq == key.Seq && e.key.OccurredAt.Equal(key.OccurredAt)
+// of reports whether r read the event of key.
+func (r *attemptRead) of(key eventsync.EventKey) bool {
+	return r.read && r.key.Seq == key.Seq && r.key.OccurredAt.Equal(key.OccurredAt)
 }
 
-// claimHead runs ClaimHead for c. When the record of the step st named
-// the head the run claims next (D-M2-26-70), the read of its event and
-// of the app's rights travel with the claim (txn.Together, ADR 0085), so
-// a run that goes on pays one round trip for the claim, the event and the
-// rights; the read is used only when the claim claimed that very head.
-// The expectation is used once.
-func (s *Deliveries) claimHead(ctx context.Context, t *DeliveryTarget, st *step, c HeadClaimRequest) (HeadClaim, earlyEvent, error) {
-	next := st.nextEvent
-	st.nextEvent = eventsync.EventKey{}
-	if next.Seq == 0 {
-		hc, err := s.store.ClaimHead(ctx, c)
-		return hc, earlyEvent{}, err
-	}
-	var hc HeadClaim
-	early := earlyEvent{key: next, read: true}
-	err := txn.Together(ctx,
+// readFor returns the calls that read, into r, the event of key and the
+// rights of t's app for webhook_out.deliver (authorize.Authorizer.Preload),
+// to run in txn.Together with other statements (ADR 0085).
+func (s *Deliveries) readFor(t *DeliveryTarget, r *attemptRead, key eventsync.EventKey) []func(ctx context.Context) error {
+	*r = attemptRead{key: key, read: true}
+	return []func(ctx context.Context) error{
 		func(ctx context.Context) error {
 			var err error
-			hc, err = s.store.ClaimHead(ctx, c)
-			return err
-		},
-		func(ctx context.Context) error {
-			var err error
-			early.ev, early.found, err = s.events.EventByKey(ctx, next)
+			r.ev, r.found, err = s.events.EventByKey(ctx, key)
 			return err
 		},
 		func(ctx context.Context) error {
 			return s.az.Preload(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver)
 		},
-	)
-	return hc, early, err
+	}
+}
+
+// claimHead runs ClaimHead for c. When the record of the step st named
+// the head the run claims next (D-M2-26-70), the reads of the attempt
+// travel with the claim (txn.Together, ADR 0085), so a run that goes on
+// pays one round trip for the claim, the event and the rights; they are
+// used only when the claim claimed that very head. The expectation is
+// used once.
+func (s *Deliveries) claimHead(ctx context.Context, t *DeliveryTarget, st *step, c HeadClaimRequest) (HeadClaim, attemptRead, error) {
+	next := st.nextEvent
+	st.nextEvent = eventsync.EventKey{}
+	var hc HeadClaim
+	claim := func(ctx context.Context) error {
+		var err error
+		hc, err = s.store.ClaimHead(ctx, c)
+		return err
+	}
+	var r attemptRead
+	if next.Seq == 0 {
+		err := claim(ctx)
+		return hc, r, err
+	}
+	err := txn.Together(ctx, append([]func(ctx context.Context) error{claim}, s.readFor(t, &r, next)...)...)
+	return hc, r, err
 }
 
 // scheduleWakeUp schedules the run's one lease wake-up (ADR 0067) unless a

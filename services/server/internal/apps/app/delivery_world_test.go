@@ -181,13 +181,9 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	pool, audit := db.App, auditing.Recorder(s.Audit)
 	az := s.Authorizer
 	if o.tracer != nil {
-		cfg, err := pgxpool.ParseConfig(db.AppURL)
-		require.NoError(t, err)
-		cfg.ConnConfig.Tracer = o.tracer
-		pool, err = pgxpool.NewWithConfig(bg, cfg)
-		require.NoError(t, err)
-		t.Cleanup(pool.Close)
+		pool = db.TracedApp(t, o.tracer, 0)
 		audit = auditpg.New(pool, b.clock)
+		var err error
 		az, err = azapp.NewAuthorizer(azapp.Deps{Grants: azpg.NewGrants(pool), Memberships: chatpg.NewStore(pool),
 			Recorder: audit, Clock: b.clock}, azapp.Options{StepUpMaxAge: s.Config.Identity.StepUpMaxAge})
 		require.NoError(t, err)

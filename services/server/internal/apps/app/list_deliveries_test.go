@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
@@ -43,12 +42,7 @@ func TestListDeliveriesReadsEventTypesOnce(t *testing.T) {
 	b.drain(t)
 
 	reads := &eventLogReads{}
-	cfg, err := pgxpool.ParseConfig(b.db.AppURL)
-	require.NoError(t, err)
-	cfg.ConnConfig.Tracer = reads
-	pool, err := pgxpool.NewWithConfig(bg, cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
+	pool := b.db.TracedApp(t, reads, 0)
 	s := b.w.Services
 	provider, err := wire.NewSecretsProvider(s.Config)
 	require.NoError(t, err)

@@ -10,84 +10,65 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/pg/pgtest"
 )
 
-// queryLog counts the statements of each sqlc query (by the name sqlc puts
-// in their first line) and keeps the SQL and arguments of the last one.
+// queryLog counts the round trips and statements of a pool
+// (pgtest.Trips) and the statements of each sqlc query (by the name sqlc
+// puts in their first line), and keeps the SQL and arguments of the last
+// one. The first statement of a unit of work travels in a batch with its
+// BEGIN (ADR 0084), and so do the statements of txn.Together (ADR 0085).
 type queryLog struct {
-	mu sync.Mutex
-	// statements counts every statement, sqlc's or not; trips the round
-	// trips, a batch (a pipeline) as one.
-	statements int
-	trips      int
-	calls      map[string]int
-	sql        map[string]string
-	args       map[string][]any
+	pgtest.Trips
+	mu    sync.Mutex
+	calls map[string]int
+	sql   map[string]string
+	args  map[string][]any
 }
 
 func newQueryLog() *queryLog {
 	return &queryLog{calls: map[string]int{}, sql: map[string]string{}, args: map[string][]any{}}
 }
 
-func (l *queryLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	l.trip()
+func (l *queryLog) TraceQueryStart(ctx context.Context, c *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	l.saw(d.SQL, d.Args)
-	return ctx
-}
-
-func (l *queryLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// The first statement of a unit of work travels in a batch with its BEGIN
-// (ADR 0084), and so do the statements of txn.Together (ADR 0085), which
-// pgx traces as a batch.
-func (l *queryLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	l.trip()
-	return ctx
-}
-
-func (l *queryLog) trip() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.trips++
-}
-
-// roundTrips returns how many round trips were seen since the last reset.
-func (l *queryLog) roundTrips() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.trips
+	return l.Trips.TraceQueryStart(ctx, c, d)
 }
 
 func (l *queryLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
 	l.saw(d.SQL, d.Args)
 }
 
-func (l *queryLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// saw counts a statement, and a statement of a sqlc query by its name.
+// saw counts a statement of a sqlc query by its name.
 func (l *queryLog) saw(sql string, args []any) {
+	rest, ok := strings.CutPrefix(sql, "-- name: ")
+	if !ok {
+		return
+	}
+	name, _, _ := strings.Cut(rest, " ")
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.statements++
-	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
-		name, _, _ := strings.Cut(rest, " ")
-		l.calls[name]++
-		l.sql[name], l.args[name] = sql, args
-	}
+	l.calls[name]++
+	l.sql[name], l.args[name] = sql, args
 }
 
 // total returns how many statements were seen since the last reset.
 func (l *queryLog) total() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.statements
+	_, n := l.Count()
+	return n
+}
+
+// roundTrips returns how many round trips were seen since the last reset.
+func (l *queryLog) roundTrips() int {
+	n, _ := l.Count()
+	return n
 }
 
 func (l *queryLog) reset() {
+	l.Take()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	clear(l.calls)
-	l.statements, l.trips = 0, 0
 }
 
 func (l *queryLog) count(name string) int {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/authz/authztest"
@@ -53,12 +51,7 @@ func setupTraced(t testing.TB, tracer pgx.QueryTracer) *testBundle {
 	db := pgtest.New(t)
 	pool := db.App
 	if tracer != nil {
-		cfg, err := pgxpool.ParseConfig(db.AppURL)
-		require.NoError(t, err)
-		cfg.ConnConfig.Tracer = tracer
-		pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
-		require.NoError(t, err)
-		t.Cleanup(pool.Close)
+		pool = db.TracedApp(t, tracer, 0)
 	}
 	clk := clock.NewFake(start)
 	maint, err := syncpg.NewMaintainer(db.App, syncpg.MaintainerOptions{
@@ -127,13 +120,8 @@ func (b *testBundle) denials(t testing.TB, action string) []audittest.Row {
 	return audittest.List(t, b.db.App, audittest.Filter{Action: action, Outcome: "deny"})
 }
 
-// tripLog records the statements of every round trip, each as the name of
-// its sqlc query or its first two words; a batch (a pipeline) is one trip.
-type tripLog struct {
-	mu    sync.Mutex
-	trips [][]string
-}
-
+// statementName is the name of a statement's sqlc query, or its first two
+// words.
 func statementName(sql string) string {
 	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
 		name, _, _ := strings.Cut(rest, " ")
@@ -143,34 +131,16 @@ func statementName(sql string) string {
 	return strings.Join(words[:min(2, len(words))], " ")
 }
 
-func (l *tripLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.trips = append(l.trips, []string{statementName(d.SQL)})
-	return ctx
-}
-
-func (l *tripLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (l *tripLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	names := make([]string, len(d.Batch.QueuedQueries))
-	for i, q := range d.Batch.QueuedQueries {
-		names[i] = statementName(q.SQL)
+// tripNames returns the round trips trips recorded since the last call,
+// each as the names of its statements.
+func tripNames(trips *pgtest.Trips) [][]string {
+	var out [][]string
+	for _, trip := range trips.Take() {
+		names := make([]string, len(trip))
+		for i, sql := range trip {
+			names[i] = statementName(sql)
+		}
+		out = append(out, names)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.trips = append(l.trips, names)
-	return ctx
-}
-
-func (l *tripLog) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-
-func (l *tripLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-func (l *tripLog) take() [][]string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.trips
-	l.trips = nil
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/pg/pgtest"
 )
 
 // TestPostMessageTakesThreeRoundTrips (ADR 0085): posting reads the
@@ -26,24 +27,24 @@ import (
 // message and its event.
 func TestPostMessageTakesThreeRoundTrips(t *testing.T) {
 	t.Parallel()
-	log := &tripLog{}
-	b := setupTraced(t, log)
+	trips := &pgtest.Trips{}
+	b := setupTraced(t, trips)
 	w := b.world
-	log.take()
+	trips.Take()
 	_, err := b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Hello Sam"})
 	require.NoError(t, err)
 	require.Equal(t, [][]string{
 		{"begin", "SET LOCAL", "ChannelGetByID", "GrantFactsBySubject", "SpaceMemberListByPrincipal"},
 		{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"},
 		{"commit"},
-	}, log.take())
+	}, tripNames(trips))
 
 	_, err = b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Robin, a thread", StartThread: true})
 	require.NoError(t, err)
-	trips := log.take()
-	require.Len(t, trips, 4, "%v", trips)
-	require.Equal(t, []string{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, trips[1])
-	require.Equal(t, []string{"ThreadInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, trips[2])
+	got := tripNames(trips)
+	require.Len(t, got, 4, "%v", got)
+	require.Equal(t, []string{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, got[1])
+	require.Equal(t, []string{"ThreadInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, got[2])
 	require.Len(t, b.events(t), 3)
 }
 

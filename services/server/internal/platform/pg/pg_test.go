@@ -217,44 +217,15 @@ func TestUnitOfWorkRollsBackOnPanic(t *testing.T) {
 	require.Zero(t, db.App.Stat().AcquiredConns(), "the connection went back to the pool")
 }
 
-// statementLog records the SQL of every statement a pool sends, one entry
-// per round trip.
-type statementLog struct {
-	mu  sync.Mutex
-	sql []string
-}
-
-func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sql = append(l.sql, d.SQL)
-	return ctx
-}
-
-func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// TraceBatchStart records a batch (a pipeline: one round trip) as one
-// entry, its statements joined with "; ".
-func (l *statementLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	parts := make([]string, len(d.Batch.QueuedQueries))
-	for i, q := range d.Batch.QueuedQueries {
-		parts[i] = q.SQL
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sql = append(l.sql, strings.Join(parts, "; "))
-	return ctx
-}
-
-func (l *statementLog) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-
-func (l *statementLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+// statementLog records the round trips a pool sends (pgtest.Trips), each
+// read back as its statements joined with "; ".
+type statementLog struct{ pgtest.Trips }
 
 func (l *statementLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.sql
-	l.sql = nil
+	var out []string
+	for _, trip := range l.Take() {
+		out = append(out, strings.Join(trip, "; "))
+	}
 	return out
 }
 
@@ -262,14 +233,7 @@ func (l *statementLog) take() []string {
 // records.
 func tracedPool(t testing.TB, db *pgtest.DB, log *statementLog) *pgxpool.Pool {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(db.AppURL)
-	require.NoError(t, err)
-	cfg.ConnConfig.Tracer = log
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	return pool
+	return db.TracedApp(t, log, 1)
 }
 
 // TestUnitOfWorkSendsBeginWithItsFirstStatement (ADR 0084): BEGIN and

@@ -35,10 +35,11 @@ var errNotSent = errs.New(errs.CodeInternal, "pg: not run: a statement sent in t
 // fn of that call has ended.
 func gather(tx pgx.Tx) txn.Gatherer {
 	return func(ctx context.Context, fns []func(ctx context.Context) error) error {
-		g := &gathering{tx: tx, msgs: make(chan gatherMsg), top: &participant{parent: -1}}
-		g.start(ctx, g.top, -1, fns)
+		g := &gathering{tx: tx, msgs: make(chan gatherMsg)}
+		top := &participant{}
+		g.start(ctx, top, fns)
 		g.run(ctx)
-		return g.top.ended()
+		return top.ended()
 	}
 }
 
@@ -47,34 +48,22 @@ func gather(tx pgx.Tx) txn.Gatherer {
 type gathering struct {
 	tx   pgx.Tx
 	msgs chan gatherMsg
-	// top stands for the caller of the top Together; parts are the
-	// participants, indexed by the id they report with.
-	top   *participant
+	// parts are the participants, indexed by the id they report with.
 	parts []*participant
 	// running counts the participants whose goroutine runs Go code, so
 	// that no statement can be expected from any other.
 	running int
 }
 
-type partState int
-
-const (
-	partRunning partState = iota
-	partWaiting           // sent statements, waits for their results
-	partBlocked           // waits for the fns of its nested Together
-	partDone
-)
-
-// participant is one fn of a Together, or the caller of the top one
-// (parent -1, never running).
+// participant is one fn of a Together, or stands for the caller of the
+// top one (no parent, never running).
 type participant struct {
-	parent int
+	parent *participant
 	// order is its place among the fns: the indexes from the top
 	// Together down to it.
 	order []int
-	state partState
-	// pending holds its statements while it waits.
-	pending gatherMsg
+	// pending holds its statements while it waits for their results.
+	pending *gatherMsg
 	// open counts the fns of its nested Together that have not ended;
 	// kids holds their errors, resume wakes it when they all ended.
 	open     int
@@ -93,14 +82,13 @@ func (p *participant) ended() error {
 	return joinGathered(p.kids)
 }
 
-// start runs fns as the participants of parent's Together; parentID is
-// parent's index in parts (-1 for the top).
-func (g *gathering) start(ctx context.Context, parent *participant, parentID int, fns []func(ctx context.Context) error) {
+// start runs fns as the participants of parent's Together.
+func (g *gathering) start(ctx context.Context, parent *participant, fns []func(ctx context.Context) error) {
 	parent.open, parent.kids = len(fns), make([]error, len(fns))
 	parent.panicked, parent.panicVal = false, nil
 	for i, fn := range fns {
 		id := len(g.parts)
-		p := &participant{parent: parentID, order: append(slices.Clone(parent.order), i)}
+		p := &participant{parent: parent, order: append(slices.Clone(parent.order), i)}
 		g.parts = append(g.parts, p)
 		g.running++
 		ptx := &gatheredTx{parent: g.tx, part: id, msgs: g.msgs}
@@ -133,70 +121,61 @@ func (g *gathering) nested(p *participant, id int) txn.Gatherer {
 
 // run serves the participants until every one ended: it takes their
 // messages while any of them runs, then sends the statements of all that
-// wait as one batch and hands out the results.
+// wait as one batch, in the order of the fns, and hands out the results.
 func (g *gathering) run(ctx context.Context) {
 	for {
 		for g.running > 0 {
-			g.take(ctx, <-g.msgs)
+			g.take(<-g.msgs)
 		}
-		var round []gatherMsg
 		var waiting []*participant
 		for _, p := range g.parts {
-			if p.state == partWaiting {
+			if p.pending != nil {
 				waiting = append(waiting, p)
 			}
 		}
 		if len(waiting) == 0 {
-			// Nobody runs or waits, so nobody is blocked: all ended.
+			// Nobody runs or waits, so nobody waits for nested fns: all
+			// ended.
 			return
 		}
 		slices.SortFunc(waiting, func(a, b *participant) int { return slices.Compare(a.order, b.order) })
-		for _, p := range waiting {
-			round = append(round, p.pending)
+		round := make([]gatherMsg, len(waiting))
+		for i, p := range waiting {
+			round[i], p.pending = *p.pending, nil
 		}
 		results := sendGathered(ctx, g.tx, round)
-		for i, p := range waiting {
-			p.state, p.pending = partRunning, gatherMsg{}
+		for i := range waiting {
 			g.running++
 			round[i].reply <- results[i]
 		}
 	}
 }
 
-// take applies the message of a running participant.
-func (g *gathering) take(ctx context.Context, m gatherMsg) {
+// take applies the message of a running participant: it returned, it
+// waits for the fns of a Together it called, or it waits for the results
+// of its statements.
+func (g *gathering) take(m gatherMsg) {
 	p := g.parts[m.part]
 	g.running--
 	switch {
 	case m.done:
-		p.state = partDone
-		parent := g.root(p)
-		idx := p.order[len(p.order)-1]
-		parent.kids[idx] = m.err
+		parent := p.parent
+		parent.kids[p.order[len(p.order)-1]] = m.err
 		if m.panicked && !parent.panicked {
 			parent.panicked, parent.panicVal = true, m.panic
 		}
 		parent.open--
 		if parent.open == 0 && parent.resume != nil {
-			parent.state = partRunning
 			g.running++
 			close(parent.resume)
 			parent.resume = nil
 		}
 	case m.fns != nil:
-		p.state, p.resume = partBlocked, m.resume
-		g.start(m.ctx, p, m.part, m.fns)
+		p.resume = m.resume
+		g.start(m.ctx, p, m.fns)
 	default:
-		p.state, p.pending = partWaiting, m
+		p.pending = &m
 	}
-}
-
-// root returns the participant whose Together p is a fn of.
-func (g *gathering) root(p *participant) *participant {
-	if p.parent < 0 {
-		return g.top
-	}
-	return g.parts[p.parent]
 }
 
 // joinGathered joins the errors of Together's fns, without the errNotSent

@@ -111,10 +111,10 @@ func New(t testing.TB) *DB {
 		OwnerURL: cluster.url(pg.OwnerRole, name),
 	}
 	var err error
-	if db.App, err = pool(ctx, db.AppURL, 8); err != nil {
+	if db.App, err = pool(ctx, db.AppURL, appConns, nil); err != nil {
 		t.Fatalf("pgtest: connecting as %s: %v", pg.AppRole, err)
 	}
-	if db.Owner, err = pool(ctx, db.OwnerURL, 2); err != nil {
+	if db.Owner, err = pool(ctx, db.OwnerURL, 2, nil); err != nil {
 		t.Fatalf("pgtest: connecting as %s: %v", pg.OwnerRole, err)
 	}
 	t.Cleanup(func() {
@@ -123,6 +123,93 @@ func New(t testing.TB) *DB {
 		_, _ = cluster.admin.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
 	})
 	return db
+}
+
+// appConns is the size of DB.App.
+const appConns = 8
+
+// TracedApp returns a pool connected to db as bothy_app, like App, whose
+// statements tracer sees (a benchmark's or a test's count of statements
+// and round trips), with at most maxConns connections (App's size when
+// 0). The pool is closed when the test ends.
+func (db *DB) TracedApp(t testing.TB, tracer pgx.QueryTracer, maxConns int32) *pgxpool.Pool {
+	t.Helper()
+	if maxConns == 0 {
+		maxConns = appConns
+	}
+	p, err := pool(context.Background(), db.AppURL, maxConns, tracer)
+	if err != nil {
+		t.Fatalf("pgtest: connecting as %s with a tracer: %v", pg.AppRole, err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Trips is a pgx tracer that records the SQL of every round trip a pool
+// sends: a statement alone, or the statements of a batch (one pipeline)
+// in their order. It is safe for concurrent use.
+type Trips struct {
+	mu    sync.Mutex
+	trips [][]string
+}
+
+var (
+	_ pgx.QueryTracer = (*Trips)(nil)
+	_ pgx.BatchTracer = (*Trips)(nil)
+)
+
+// TraceQueryStart implements pgx.QueryTracer: one round trip of one
+// statement.
+func (l *Trips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.add([]string{d.SQL})
+	return ctx
+}
+
+// TraceQueryEnd implements pgx.QueryTracer.
+func (l *Trips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TraceBatchStart implements pgx.BatchTracer: one round trip of every
+// statement of the batch.
+func (l *Trips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	sql := make([]string, len(d.Batch.QueuedQueries))
+	for i, q := range d.Batch.QueuedQueries {
+		sql[i] = q.SQL
+	}
+	l.add(sql)
+	return ctx
+}
+
+// TraceBatchQuery implements pgx.BatchTracer.
+func (l *Trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+// TraceBatchEnd implements pgx.BatchTracer.
+func (l *Trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+func (l *Trips) add(sql []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trips = append(l.trips, sql)
+}
+
+// Count returns how many round trips and statements were recorded since
+// the last Take.
+func (l *Trips) Count() (trips, statements int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, trip := range l.trips {
+		statements += len(trip)
+	}
+	return len(l.trips), statements
+}
+
+// Take returns the round trips recorded since the last Take, each as the
+// SQL of its statements, and forgets them.
+func (l *Trips) Take() [][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.trips
+	l.trips = nil
+	return out
 }
 
 // AdminURL returns a superuser URL of the cluster, or fails the test. Tests of
@@ -135,12 +222,13 @@ func AdminURL(t testing.TB) string {
 	return cluster.url("postgres", "postgres")
 }
 
-func pool(ctx context.Context, url string, max int32) (*pgxpool.Pool, error) {
+func pool(ctx context.Context, url string, max int32, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, err
 	}
 	cfg.MaxConns = max
+	cfg.ConnConfig.Tracer = tracer
 	// The types of pg.Open, so tests send and read IDs as the server does.
 	cfg.AfterConnect = pg.AfterConnect
 	return pgxpool.NewWithConfig(ctx, cfg)
@@ -276,13 +364,13 @@ func (s *server) launch(ctx context.Context, bin, data string, cred *syscall.Cre
 
 func (s *server) prepare(ctx context.Context) error {
 	var err error
-	if s.admin, err = pool(ctx, s.url("postgres", "postgres"), 4); err != nil {
+	if s.admin, err = pool(ctx, s.url("postgres", "postgres"), 4, nil); err != nil {
 		return err
 	}
 	if err := pg.Bootstrap(ctx, pg.BootstrapOptions{AdminURL: s.url("postgres", "postgres"), Database: templateName}); err != nil {
 		return err
 	}
-	owner, err := pool(ctx, s.url(pg.OwnerRole, templateName), 2)
+	owner, err := pool(ctx, s.url(pg.OwnerRole, templateName), 2, nil)
 	if err != nil {
 		return err
 	}
