@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/kernel/hostlist"
 	"bothy/server/internal/platform/egress/egresstest"
 	"bothy/server/internal/platform/pg/pgtest"
@@ -76,19 +77,6 @@ func (r *receiver) arrivals() []arrival {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]arrival(nil), r.got...)
-}
-
-// mostInASecond returns the most arrivals (in order) within any second.
-func mostInASecond(got []arrival) int {
-	most := 0
-	for i := range got {
-		n := 0
-		for j := i; j < len(got) && got[j].at.Sub(got[i].at) < time.Second; j++ {
-			n++
-		}
-		most = max(most, n)
-	}
-	return most
 }
 
 // startProcess runs a process of role over a copy of cfg with listeners
@@ -171,15 +159,9 @@ func TestRateLimitAcrossTwoWorkerProcesses(t *testing.T) {
 		seen[a.id] = true
 	}
 	require.Equal(t, posted, texts, "every message once, in the order posted")
-	require.LessOrEqual(t, mostInASecond(got), perSecond, "no second got more than the limit: %s", spans(got))
-}
-
-// spans lists the arrival times relative to the first, for a failure
-// message.
-func spans(got []arrival) string {
-	parts := make([]string, 0, len(got))
-	for _, a := range got {
-		parts = append(parts, a.at.Sub(got[0].at).Round(time.Millisecond).String())
+	arrived := make([]time.Time, len(got))
+	for i, a := range got {
+		arrived[i] = a.at
 	}
-	return strings.Join(parts, " ")
+	require.LessOrEqual(t, webhookstest.MostWithinASecond(arrived), perSecond, "no second got more than the limit: %s", webhookstest.Offsets(arrived))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 )
@@ -18,19 +19,6 @@ func (b *bundle) limit(t testing.TB, sub ids.ID, perSecond int) apps.Subscriptio
 	got, err := b.w.Services.Webhooks.UpdateSubscription(b.robin(t), apps.UpdateSubscription{ID: sub, MaxPerSecond: &perSecond})
 	require.NoError(t, err)
 	return got.Subscription
-}
-
-// mostInASecond returns the most of times (in order) within any second.
-func mostInASecond(times []time.Time) int {
-	most := 0
-	for i := range times {
-		n := 0
-		for j := i; j < len(times) && times[j].Sub(times[i]) < time.Second; j++ {
-			n++
-		}
-		most = max(most, n)
-	}
-	return most
 }
 
 // TestDeliveryRateLimitWaitsForTheWindow: with max_per_second 2, one run
@@ -108,7 +96,7 @@ func TestDeliveryRateLimitThroughTwoWorkers(t *testing.T) {
 		arrivals = append(arrivals, r.at)
 	}
 	require.Equal(t, want, ids2(got), "seq order")
-	require.LessOrEqual(t, mostInASecond(arrivals), perSecond, "no second got more than the limit")
+	require.LessOrEqual(t, webhookstest.MostWithinASecond(arrivals), perSecond, "no second got more than the limit: %s", webhookstest.Offsets(arrivals))
 	require.Equal(t, 1, b.recv.peakInFlight())
 }
 
