@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -709,3 +710,21 @@ func TestInsertManyTxRefusesWhatInsertTxRefuses(t *testing.T) {
 type unregisteredArgs struct{}
 
 func (unregisteredArgs) Kind() string { return "test.unregistered" }
+
+// TestReindexerRebuildsEveryIndexRiversJobTableHas: River's reindexer is
+// configured with exactly the indexes river_job has after every migration,
+// so it neither warns about the GIN indexes migration 00058 dropped (ADR
+// 0086) nor misses one that a River upgrade adds.
+func TestReindexerRebuildsEveryIndexRiversJobTableHas(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rows, err := b.db.App.Query(context.Background(),
+		`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'river_job'`)
+	require.NoError(t, err)
+	existing, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.ElementsMatch(t, existing, jobs.ReindexedIndexes())
+	for _, dropped := range pg.RiverDroppedIndexes() {
+		require.NotContains(t, existing, dropped)
+	}
+}

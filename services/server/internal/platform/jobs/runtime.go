@@ -17,6 +17,8 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"bothy/server/internal/platform/pg"
 )
 
 // The queues of bothy (docs/spec/02-architecture.md 12.2). Every handler
@@ -216,6 +218,9 @@ func (r *Runtime) riverClient() (*river.Client[pgx.Tx], error) {
 		// queue: River sends at most one notification per queue and cooldown.
 		FetchCooldown:     r.o.FetchCooldown,
 		FetchPollInterval: r.o.FetchPollInterval,
+		// River's reindexer rebuilds its indexes by name once a day; two of
+		// them are dropped by a migration (ADR 0086).
+		ReindexerIndexNames: reindexedIndexes(),
 	}
 	if r.o.works() {
 		cfg.Queues = make(map[string]river.QueueConfig, len(Queues()))
@@ -232,6 +237,16 @@ func (r *Runtime) riverClient() (*river.Client[pgx.Tx], error) {
 	}
 	r.client = c
 	return c, nil
+}
+
+// reindexedIndexes returns the indexes River's reindexer rebuilds: River's
+// defaults but those a migration dropped (pg.RiverDroppedIndexes), which
+// River would otherwise warn about at every run.
+func reindexedIndexes() []string {
+	dropped := pg.RiverDroppedIndexes()
+	return slices.DeleteFunc(river.ReindexerIndexNamesDefault(), func(name string) bool {
+		return slices.Contains(dropped, name)
+	})
 }
 
 // Start closes registration and, in roles worker and all, begins working

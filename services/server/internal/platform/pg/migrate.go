@@ -22,6 +22,15 @@ import (
 // needs its bothy_app grant in a goose migration of the same change.
 const RiverSchemaVersion = 8
 
+// RiverDroppedIndexes returns the indexes of River's schema that the goose
+// migration 00058 drops because bothy never queries them (ADR 0086): the GIN
+// indexes on river_job's args and metadata. River's reindexer must not look
+// for them (jobs configures it), and raising RiverSchemaVersion needs a look
+// at whether a new River migration relies on them.
+func RiverDroppedIndexes() []string {
+	return []string{"river_job_args_index", "river_job_metadata_index"}
+}
+
 // Migrate brings the database of pool (connected as the migration owner) up to
 // date: River's schema to RiverSchemaVersion first, then the embedded goose
 // migrations, whose first file grants River's tables to bothy_app. It is safe
