@@ -43,7 +43,7 @@ func TestSIGTERMLetsTheWorkersInFlightJobFinish(t *testing.T) {
 	waitReady(t, b.operator)
 	insert := func(n int) {
 		require.NoError(t, b.proc.Modules().UnitOfWork.Do(context.Background(), func(ctx context.Context) error {
-			_, err := b.proc.Jobs().Inserter().InsertTx(ctx, drainProbe{N: n}, jobs.InsertOptions{})
+			err := b.proc.Jobs().Inserter().InsertTx(ctx, drainProbe{N: n}, jobs.InsertOptions{})
 			return err
 		}))
 	}

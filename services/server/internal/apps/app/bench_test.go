@@ -145,17 +145,6 @@ func (w *bundle) appendEventsIn(tb testing.TB, n int, channels []ids.ID) {
 	}
 }
 
-// withoutLeaseWakeUps drops the lease wake-ups. It exists only to measure what
-// the lease wake-up costs; the product always schedules it (D-M2-26-28,
-// once per run since ADR 0067).
-type withoutLeaseWakeUps struct {
-	app.DeliveryScheduler
-}
-
-func (s withoutLeaseWakeUps) ScheduleWakeUp(context.Context, ids.ID, time.Time) (app.WakeUp, error) {
-	return 0, nil
-}
-
 // BenchmarkDeliverLoop measures the attempt loop: claim under the row
 // lock, event read, webhook_out.deliver, signing (v1a and v1), lease (the
 // run's first claim also schedules its one wake-up job, ADR 0067), send to
@@ -164,34 +153,20 @@ func (s withoutLeaseWakeUps) ScheduleWakeUp(context.Context, ids.ID, time.Time) 
 // deliveries are spread over the given number of subscriptions, whose jobs
 // run at once (one chain each, as River's delivery workers would). It
 // reports deliveries per second and the SQL statements per delivery.
-// wakeups=skipped measures the same loop without the lease wake-up insert,
-// only to put a number on it (see the README).
 func BenchmarkDeliverLoop(b *testing.B) {
-	for _, bc := range []struct {
-		subs    int
-		wakeups bool
-	}{{1, true}, {8, true}, {1, false}} {
-		name := fmt.Sprintf("subscriptions=%d/wakeups=scheduled", bc.subs)
-		if !bc.wakeups {
-			name = fmt.Sprintf("subscriptions=%d/wakeups=skipped", bc.subs)
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("subscriptions=%d", n), func(b *testing.B) {
 			stmts := &statements{}
 			o := options{realClock: true, tracer: stmts, change: func(o *app.DeliveryOptions) {
 				o.ChainMaxDeliveries, o.ChainMaxDuration, o.MaxPendingPerSubscription = 1<<30, time.Hour, 1<<30
 			}}
-			if !bc.wakeups {
-				o.scheduler = func(s app.DeliveryScheduler) app.DeliveryScheduler {
-					return withoutLeaseWakeUps{DeliveryScheduler: s}
-				}
-			}
 			w := deliveryWorld(b, o)
 			w.setState(b, w.sub, apps.SubscriptionPaused)
-			subs := make([]ids.ID, bc.subs)
+			subs := make([]ids.ID, n)
 			for i := range subs {
 				subs[i] = w.create(b, ids.Zero, nil, true).ID
 			}
-			w.appendEvents(b, (b.N+bc.subs-1)/bc.subs)
+			w.appendEvents(b, (b.N+n-1)/n)
 			w.drain(b)
 			stmts.count(true)
 			b.ResetTimer()
@@ -202,7 +177,7 @@ func BenchmarkDeliverLoop(b *testing.B) {
 			wg.Wait()
 			b.StopTimer()
 			sent := len(w.recv.requests())
-			require.Equal(b, len(subs)*((b.N+bc.subs-1)/bc.subs), sent)
+			require.Equal(b, n*((b.N+n-1)/n), sent)
 			b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "deliveries/s")
 			stmts.report(b, sent, "delivery")
 			w.reportHOT(b)

@@ -20,10 +20,6 @@ type attempt struct {
 	// target is the subscription as the claim left it, which its record
 	// expects to find (D-M2-26-68).
 	target DeliveryTarget
-	// last is set when no other delivery of the subscription was pending
-	// at the claim: the record most likely ends the run, and takes the
-	// run's lease wake-up back in its own round trip (ADR 0085).
-	last bool
 }
 
 // sent is an attempt with what the receiver answered.
@@ -43,9 +39,10 @@ type chain struct {
 	start time.Time
 	// finished counts the deliveries the committed steps finished.
 	finished int
-	// wakeUp names the run's lease wake-up once a committed step
-	// scheduled it (ADR 0067); zero before.
-	wakeUp WakeUp
+	// coverUntil is when the lease wake-up a committed step of the run
+	// scheduled is due (ADR 0067): every lease that ends by then is covered
+	// by it. Zero before.
+	coverUntil time.Time
 	// stop is set when the job's context ended after an answer arrived:
 	// the answer is still recorded, and the next head is left to a new job.
 	stop bool
@@ -62,10 +59,10 @@ type chain struct {
 type step struct {
 	c *chain
 	// finished is the chain's count of finished deliveries including the
-	// ones this step finished; wakeUp names the run's lease wake-up once
-	// it is scheduled, by an earlier step or this one.
-	finished int
-	wakeUp   WakeUp
+	// ones this step finished; coverUntil is when the latest lease wake-up
+	// of the run, scheduled by an earlier step or this one, is due.
+	finished   int
+	coverUntil time.Time
 	// recorded is set once the step recorded the previous attempt.
 	recorded bool
 	// nextEvent is the event of the head the step's record expects the
@@ -85,12 +82,12 @@ type step struct {
 
 // begin returns a fresh step of c.
 func (c *chain) begin() *step {
-	return &step{c: c, finished: c.finished, wakeUp: c.wakeUp}
+	return &step{c: c, finished: c.finished, coverUntil: c.coverUntil}
 }
 
 // commit takes over what the committed step st counted.
 func (c *chain) commit(st *step) {
-	c.finished, c.wakeUp = st.finished, st.wakeUp
+	c.finished, c.coverUntil = st.finished, st.coverUntil
 }
 
 // failed notes a delivery that did not succeed, for the log line after the

@@ -31,6 +31,13 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 	for {
 		now := s.now()
 		if t.Lease.InForce(now) {
+			if !st.c.scheduledAt.IsZero() && !st.c.scheduledAt.Before(t.Lease.Until) {
+				// A job due at or after the lease's end (a lease wake-up)
+				// that finds the lease in force was made available early
+				// by the database's clock: it leaves a job for the lease's
+				// end, so the lease stays covered (D-M2-26-72).
+				return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, t.Lease.Until)
+			}
 			return nil, nil
 		}
 		if s.exhausted(ctx, st, now) {
@@ -39,8 +46,9 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		lease := now.Add(s.leaseLength())
 		window := t.rateWindow()
 		opensAt := window.OpensAt(t.MaxPerSecond)
+		wakeUp := s.wakeUpFor(ctx, t, st, lease)
 		hc, reads, err := s.claimHead(ctx, t, st, HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now,
-			LeaseUntil: lease, RateOpensAt: opensAt, RateWindow: window})
+			LeaseUntil: lease, RateOpensAt: opensAt, RateWindow: window, WakeUpAt: wakeUp})
 		if err != nil {
 			return nil, err
 		}
@@ -63,24 +71,21 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		// The claim wrote the window, which counts an attempt whose lease
 		// ran out unrecorded; that lease is over.
 		t.Lease, t.RateWindow = Lease{}, window
-		// The event, the app's rights and the run's lease wake-up do not
-		// depend on one another: their statements travel in one round
-		// trip (ADR 0085). The wake-up (ADR 0067) sends an attempt again
-		// once its lease has run out when its send or record ends with an
-		// error, a cancellation or a crash. One wake-up per run, scheduled
-		// at its first claim for the latest end of any lease of the run,
-		// serves every claim of the run; later claims insert nothing. A
-		// head that turns out not to be sent leaves the wake-up to the
-		// run's end, which takes it back when nothing else was sent (ADR
-		// 0083).
+		// The event, the app's rights and the lease wake-up, when the
+		// claim needs one, do not depend on one another: their statements
+		// travel in one round trip (ADR 0085). The wake-up (ADR 0067) sends
+		// an attempt again once its lease has run out when its send or
+		// record ends with an error, a cancellation or a crash. A wake-up is
+		// due at the latest end of any lease of the run that inserts it and
+		// stays after the run; every later claim whose lease ends by then,
+		// of this run or of a later one, inserts nothing (ADR 0087).
 		key := eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt}
 		if reads.of(key) {
-			// The event and the rights travelled with the claim; a run
-			// that goes on has its wake-up.
-			err = s.scheduleWakeUp(ctx, t, st, lease)
+			// The event and the rights travelled with the claim.
+			err = s.scheduleWakeUp(ctx, t, st, wakeUp)
 		} else {
 			err = txn.Together(ctx, append(s.readFor(t, &reads, key),
-				func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, lease) })...)
+				func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, wakeUp) })...)
 		}
 		if err != nil {
 			return nil, err
@@ -108,7 +113,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 		if err != nil {
 			return nil, err
 		}
-		a.host, a.last = host, !hc.OthersPending
+		a.host = host
 		t.Lease = Lease{DeliveryID: head.ID, Until: lease}
 		a.target = *t
 		return a, nil
@@ -170,18 +175,30 @@ func (s *Deliveries) claimHead(ctx context.Context, t *DeliveryTarget, st *step,
 	return hc, r, err
 }
 
-// scheduleWakeUp schedules the run's one lease wake-up (ADR 0067) unless a
-// step of the run did: at the latest time a lease of the run can end, and
-// no earlier than until.
-func (s *Deliveries) scheduleWakeUp(ctx context.Context, t *DeliveryTarget, st *step, until time.Time) error {
-	if st.wakeUp != 0 {
+// wakeUpFor returns when the lease wake-up that a lease of t ending at
+// until needs is to be due, or the zero time when one that is due no
+// earlier exists (ADR 0087): one the run scheduled (st.coverUntil, ADR
+// 0067), or the one the subscription names (t.WakeUpAt), which an earlier
+// run scheduled and left behind. A new wake-up is due at the latest time a
+// lease of the run can end (wakeUpAt), so it covers the run's later claims
+// too, and those of the runs after it until then.
+func (s *Deliveries) wakeUpFor(ctx context.Context, t *DeliveryTarget, st *step, until time.Time) time.Time {
+	if !until.After(st.coverUntil) || !until.After(t.WakeUpAt) {
+		return time.Time{}
+	}
+	return s.wakeUpAt(ctx, st.c, until)
+}
+
+// scheduleWakeUp schedules the lease wake-up of st due at at (wakeUpFor),
+// and nothing for the zero time.
+func (s *Deliveries) scheduleWakeUp(ctx context.Context, t *DeliveryTarget, st *step, at time.Time) error {
+	if at.IsZero() {
 		return nil
 	}
-	w, err := s.scheduler.ScheduleWakeUp(ctx, t.SubscriptionID, s.wakeUpAt(ctx, st.c, until))
-	if err != nil {
+	if err := s.scheduler.Schedule(ctx, t.SubscriptionID, at); err != nil {
 		return err
 	}
-	st.wakeUp = w
+	st.coverUntil = at
 	return nil
 }
 
@@ -193,7 +210,7 @@ func (s *Deliveries) scheduleWakeUp(ctx context.Context, t *DeliveryTarget, st *
 // waits leaves a job behind.
 func (s *Deliveries) waitForRate(ctx context.Context, t *DeliveryTarget, st *step, opensAt time.Time) error {
 	st.rateWait = opensAt
-	return s.scheduleWakeUp(ctx, t, st, opensAt.Add(s.leaseLength()))
+	return s.scheduleWakeUp(ctx, t, st, s.wakeUpFor(ctx, t, st, opensAt.Add(s.leaseLength())))
 }
 
 // admissible returns "" when the event may go to t now, or the last_error

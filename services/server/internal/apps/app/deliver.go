@@ -7,7 +7,6 @@ import (
 
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
-	"bothy/server/internal/kernel/txn"
 )
 
 // Deliver runs the job apps.webhook_deliver for subscriptionID (ADR 0051,
@@ -59,13 +58,7 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 		var st *step
 		err := s.uow.Do(ctx, func(ctx context.Context) error {
 			st = c.begin()
-			if err := s.step(ctx, subscriptionID, st, last); err != nil {
-				return err
-			}
-			if st.next == nil && st.rateWait.IsZero() {
-				return s.endRun(ctx, st)
-			}
-			return nil
+			return s.step(ctx, subscriptionID, st, last)
 		})
 		if err != nil && st != nil && st.recorded {
 			// The claim of the next head failed after the record of the
@@ -117,51 +110,13 @@ func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, 
 		return err
 	}
 	// The record takes the row lock in its own statement.
-	t, err := s.recordLast(ctx, st, last)
+	t, err := s.record(ctx, st, last)
 	if err != nil || t == nil {
 		return err
 	}
 	st.recorded = true
 	st.next, err = s.claim(ctx, t, st)
 	return err
-}
-
-// recordLast records last in the unit of work of st. When no other
-// delivery was pending at last's claim, the run most likely ends with this
-// record, so the run's lease wake-up is taken back in the record's round
-// trip (txn.Together, ADR 0085) instead of one of its own at the run's
-// end: once the record commits, last's lease is given back, and a failed
-// record rolls the delete back with it (ADR 0083). When the record finds a
-// delivery that became pending meanwhile, the run goes on and its next
-// claim schedules a wake-up anew.
-func (s *Deliveries) recordLast(ctx context.Context, st *step, last *sent) (*DeliveryTarget, error) {
-	if !last.last || st.wakeUp == 0 {
-		return s.record(ctx, st, last)
-	}
-	var t *DeliveryTarget
-	err := txn.Together(ctx,
-		func(ctx context.Context) error {
-			var err error
-			t, err = s.record(ctx, st, last)
-			return err
-		},
-		func(ctx context.Context) error { return s.scheduler.CancelWakeUp(ctx, st.wakeUp) },
-	)
-	if err != nil {
-		return nil, err
-	}
-	st.wakeUp = 0
-	return t, nil
-}
-
-// endRun cancels the run's lease wake-up in the unit of work of the step
-// st that ends the run without an error (ADR 0083): the step recorded and
-// gave back the run's last lease, or the run never took one, and a wait
-// for the rate is not under way, so the wake-up has nothing left to cover
-// and would only cost a job run that finds nothing. A run that ends with
-// an error keeps its wake-up: its lease may still be out.
-func (s *Deliveries) endRun(ctx context.Context, st *step) error {
-	return s.scheduler.CancelWakeUp(ctx, st.wakeUp)
 }
 
 // send sends a claimed attempt outside any transaction. Its deadline is the

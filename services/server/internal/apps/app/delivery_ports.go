@@ -136,6 +136,10 @@ type DeliveryTarget struct {
 	// the ends of its latest attempts (ADR 0081).
 	MaxPerSecond int
 	RateWindow   webhook.RateWindow
+	// WakeUpAt is when the latest lease wake-up a run of the subscription
+	// scheduled is due, which a later run may rely on (ADR 0087); zero when
+	// none was named.
+	WakeUpAt time.Time
 }
 
 // standing returns the part of t the state machine changes.
@@ -188,6 +192,11 @@ type HeadClaimRequest struct {
 	// RateWindow is written with the lease; nil for a subscription
 	// without a limit.
 	RateWindow webhook.RateWindow
+	// WakeUpAt, when set, is the time of the lease wake-up the caller
+	// inserts in the same unit of work; the claim names it on the
+	// subscription (DeliveryTarget.WakeUpAt) for later runs. Zero keeps the
+	// one named.
+	WakeUpAt time.Time
 }
 
 // HeadClaim is what ClaimHead found.
@@ -199,9 +208,6 @@ type HeadClaim struct {
 	// DueAt is when the pending head that was not due will be; zero when
 	// Claimed or when there is no head.
 	DueAt time.Time
-	// OthersPending tells whether another delivery of the subscription was
-	// pending besides the head when it was claimed.
-	OthersPending bool
 }
 
 // SubscriptionRef names a subscription with its state and app.

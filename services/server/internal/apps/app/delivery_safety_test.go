@@ -268,7 +268,7 @@ func TestDeliveryCancelledAfterTheAnswerIsRecorded(t *testing.T) {
 	require.Equal(t, "pending", rows[1].Status)
 	require.Zero(t, rows[1].Attempt)
 	scheduled := b.w.Scheduled(t, sub)
-	require.Len(t, scheduled, jobs+1, "the next job; the lease wake-up went with the recorded answer (ADR 0083)")
+	require.Len(t, scheduled, jobs+2, "the next job, and the run's lease wake-up, which stays for later runs (ADR 0087)")
 	require.Contains(t, scheduled, webhookstest.AtOnce, "the next head is scheduled at once")
 }
 
@@ -288,6 +288,16 @@ func (s *failingRecord) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 	return s.DeliveryStore.RecordAttempt(ctx, r)
 }
 
+// failingRecordOf returns the options of a world whose store fails the
+// record of the nth sent attempt, once (failingRecord).
+func failingRecordOf(nth int32) options {
+	store := &failingRecord{nth: nth}
+	return options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
+		store.DeliveryStore = s
+		return store
+	}}
+}
+
 // TestDeliveryCrashMidChainSendsAgainAfterTheLease (ADR 0067): a run sends
 // a chain of heads and dies after sending the second. The run scheduled
 // one lease wake-up, at its first claim, for the latest time a lease of the
@@ -298,11 +308,7 @@ func (s *failingRecord) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 // again with the same webhook-id and the chain goes on in seq order.
 func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
 	t.Parallel()
-	store := &failingRecord{nth: 2}
-	b := deliveryWorld(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
-		store.DeliveryStore = s
-		return store
-	}})
+	b := deliveryWorld(t, failingRecordOf(2))
 	sub := b.sub
 	for _, text := range []string{"first", "second", "third", "fourth"} {
 		b.post(t, b.w.Alex, b.w.Eskalation, text)
@@ -351,14 +357,10 @@ func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
 // job ends before start + webhook.chain_max_duration +
 // webhook.delivery_timeout stops claiming one webhook.delivery_timeout
 // before its deadline, so its wake-up is due at the deadline. The run dies
-// before it records its attempt, so the wake-up stays (ADR 0083).
+// before it records its attempt; the wake-up stays in any case (ADR 0087).
 func TestDeliveryLeaseWakeUpIsBoundedByTheJobDeadline(t *testing.T) {
 	t.Parallel()
-	store := &failingRecord{nth: 1}
-	b, sub := withPending(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
-		store.DeliveryStore = s
-		return store
-	}}, "within the job's deadline")
+	b, sub := withPending(t, failingRecordOf(1), "within the job's deadline")
 	before := b.w.Scheduled(t, sub)
 	deadline := b.now().Add(b.opts.DeliveryTimeout + b.opts.ChainMaxDuration/2)
 	ctx, cancel := context.WithDeadline(bg, deadline)
@@ -368,17 +370,78 @@ func TestDeliveryLeaseWakeUpIsBoundedByTheJobDeadline(t *testing.T) {
 	require.Equal(t, append(before, deadline), b.w.Scheduled(t, sub))
 }
 
-// TestDeliveryRunThatEndsTakesItsWakeUpBack (ADR 0083): a run that records
-// every attempt it sent deletes its lease wake-up in the unit of work of
-// its last record. A run that ends with an error keeps it
-// (TestDeliveryCrashMidChainSendsAgainAfterTheLease).
-func TestDeliveryRunThatEndsTakesItsWakeUpBack(t *testing.T) {
+// TestDeliveryWakeUpMadeAvailableEarlyLeavesAJob (D-M2-26-72): River makes
+// a scheduled job available by the database's clock, which may run ahead
+// of the worker's. A job due at or after the end of a lease that finds
+// the lease still in force leaves a job for the lease's end instead of
+// ending, so the attempt in flight stays covered; a job due earlier (a
+// round's) ends as before.
+func TestDeliveryWakeUpMadeAvailableEarlyLeavesAJob(t *testing.T) {
 	t.Parallel()
-	b, sub := withPending(t, options{}, "first")
+	b, sub := withPending(t, failingRecordOf(1), "sent, never recorded")
+	require.ErrorIs(t, b.d.Deliver(bg, sub), errInjected, "the run dies after its send")
+	leaseUntil := b.now().Add(b.opts.DeliveryTimeout + b.opts.LeaseRecordAllowance)
+	b.advance(t, time.Second)
+	before := b.w.Scheduled(t, sub)
+	require.NoError(t, b.d.DeliverScheduled(bg, sub, b.now()), "a job due now finds the lease in force")
+	require.Equal(t, before, b.w.Scheduled(t, sub), "and leaves nothing: the lease is covered already")
+	require.NoError(t, b.d.DeliverScheduled(bg, sub, leaseUntil), "a job due at the lease's end, made available early")
+	require.ElementsMatch(t, append(before, leaseUntil), b.w.Scheduled(t, sub), "leaves a job for the lease's end")
+	require.Len(t, b.recv.requests(), 1, "neither sent anything inside the lease")
+	b.advance(t, leaseUntil.Sub(b.now()))
+	require.NoError(t, b.d.DeliverScheduled(bg, sub, leaseUntil))
+	got := b.recv.requests()
+	require.Len(t, got, 2)
+	require.Equal(t, got[0].id, got[1].id, "the head again, with the same webhook-id")
+}
+
+// TestDeliveryRunsShareALeaseWakeUp (ADR 0087): a run's lease wake-up
+// stays after the run ends and is named on the subscription, so a later
+// run whose leases end by the time it is due inserts none;
+// a run past that point inserts its own. A later run that dies after its
+// send is covered by the shared wake-up, which sends the head again with
+// the same webhook-id.
+func TestDeliveryRunsShareALeaseWakeUp(t *testing.T) {
+	t.Parallel()
+	b, sub := withPending(t, failingRecordOf(2), "first")
+	lease := b.opts.DeliveryTimeout + b.opts.LeaseRecordAllowance
+	rounds := b.w.Scheduled(t, sub)
+	wakeUp := b.now().Add(b.opts.ChainMaxDuration + lease)
+	require.NoError(t, b.d.Deliver(bg, sub))
+	require.Equal(t, append(rounds, wakeUp), b.w.Scheduled(t, sub), "the run's wake-up stays for later runs")
+	var named time.Time
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT wake_up_at FROM webhook_subscriptions WHERE id = $1`, sub).Scan(&named))
+	require.True(t, named.Equal(wakeUp), "the subscription names its wake-up: %v", named)
+
+	// A later run within the shared wake-up's cover dies after its send.
+	b.advance(t, b.opts.ChainMaxDuration-time.Second)
 	b.post(t, b.w.Alex, b.w.Eskalation, "second")
 	b.runRound(t)
-	before := b.w.Scheduled(t, sub)
-	require.NoError(t, b.d.Deliver(bg, sub))
+	rounds = b.w.Scheduled(t, sub)
+	require.ErrorIs(t, b.d.Deliver(bg, sub), errInjected, "the run dies after sending the second head")
 	require.Len(t, b.recv.requests(), 2)
-	require.Equal(t, before, b.w.Scheduled(t, sub), "no wake-up is left to find nothing")
+	require.Equal(t, rounds, b.w.Scheduled(t, sub), "the second run inserted no wake-up")
+	b.deliver(t, sub) // River's retry of the run, inside the lease
+	require.Len(t, b.recv.requests(), 2, "the lease keeps a retry from sending")
+	b.advance(t, wakeUp.Sub(b.now()))
+	b.deliver(t, sub) // the shared wake-up
+	got := b.recv.requests()
+	require.Len(t, got, 3)
+	require.Equal(t, got[1].id, got[2].id, "the wake-up sent the second head again with the same webhook-id")
+	require.Equal(t, "succeeded", b.deliveries(t, sub)[1].Status)
+
+	// The wake-up's run claimed past its own time, so it named a new
+	// wake-up; a run past that one's cover inserts its own, and names it.
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT wake_up_at FROM webhook_subscriptions WHERE id = $1`, sub).Scan(&named))
+	require.True(t, named.Equal(wakeUp.Add(b.opts.ChainMaxDuration+lease)), "the wake-up's run named its own: %v", named)
+	b.advance(t, named.Sub(b.now()))
+	b.post(t, b.w.Alex, b.w.Eskalation, "third")
+	b.runRound(t)
+	rounds = b.w.Scheduled(t, sub)
+	own := b.now().Add(b.opts.ChainMaxDuration + lease)
+	require.NoError(t, b.d.Deliver(bg, sub))
+	require.Len(t, b.recv.requests(), 4)
+	require.ElementsMatch(t, append(rounds, own), b.w.Scheduled(t, sub), "a run past the shared wake-up's cover inserts its own")
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT wake_up_at FROM webhook_subscriptions WHERE id = $1`, sub).Scan(&named))
+	require.True(t, named.Equal(own), "the subscription names the newer wake-up: %v", named)
 }

@@ -183,10 +183,11 @@ func TestRecoveryIsBoundedAndGoesOn(t *testing.T) {
 	b.deliver(t, b.sub)
 	require.True(t, b.statusesAre(t, "dead", "dead", "dead"), "dead again without a request")
 	b.advance(t, time.Second)
+	before := b.w.Scheduled(t, b.sub)
 	third := b.recover(t, r, since, first.Until)
 	require.Zero(t, third.Recovered, "the recovered deliveries left the window")
 	require.False(t, third.HasMore)
-	require.Len(t, b.w.Scheduled(t, b.sub), jobs+2, "no job for a request that recovered nothing")
+	require.Equal(t, before, b.w.Scheduled(t, b.sub), "no job for a request that recovered nothing")
 
 	entries := audittest.List(t, b.db.App, audittest.Filter{Action: "webhook_out.redeliver", Outcome: "allow"})
 	require.Len(t, entries, 3)

@@ -92,18 +92,4 @@ type DeliveryScheduler interface {
 	// insert: the consumer round schedules every subscription it served at
 	// its end this way. No IDs inserts nothing.
 	ScheduleAll(ctx context.Context, subscriptionIDs []ids.ID, at time.Time) error
-	// ScheduleWakeUp is Schedule for the lease wake-up of a delivery run
-	// (ADR 0067), and returns the WakeUp that names the job, so that
-	// CancelWakeUp can take it back once the run holds no lease any more.
-	ScheduleWakeUp(ctx context.Context, subscriptionID ids.ID, at time.Time) (WakeUp, error)
-	// CancelWakeUp deletes the wake-up w in the unit of work of ctx, so
-	// that it never runs if the unit of work commits (ADR 0083). A wake-up
-	// that already runs or ran is left alone, without an error: it finds
-	// nothing to send. The zero WakeUp cancels nothing. It fails only when
-	// the database does.
-	CancelWakeUp(ctx context.Context, w WakeUp) error
 }
-
-// WakeUp names the lease wake-up job a DeliveryScheduler inserted; the
-// zero WakeUp names none.
-type WakeUp int64

@@ -35,7 +35,7 @@ func BenchmarkInsertTx(b *testing.B) {
 			for b.Loop() {
 				err := uow.Do(ctx, func(ctx context.Context) error {
 					for range perTx {
-						if _, err := ins.InsertTx(ctx, args, jobs.InsertOptions{}); err != nil {
+						if err := ins.InsertTx(ctx, args, jobs.InsertOptions{}); err != nil {
 							return err
 						}
 					}

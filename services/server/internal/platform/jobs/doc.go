@@ -10,8 +10,7 @@
 //	defer rt.Stop(ctx)         // graceful, bounded by jobs.shutdown_timeout
 //
 //	// in a use case, inside txn.UnitOfWork.Do:
-//	job, err := inserter.InsertTx(ctx, WebhookDeliver{SubscriptionID: sub}, jobs.InsertOptions{ScheduledAt: at})
-//	deleted, err := inserter.DeleteTx(ctx, job) // before it runs, in a later unit of work
+//	err := inserter.InsertTx(ctx, WebhookDeliver{SubscriptionID: sub}, jobs.InsertOptions{ScheduledAt: at})
 //
 // A job exists exactly when the transaction that inserted it commits, and
 // workers learn of it at commit through LISTEN/NOTIFY. Handlers return an

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -120,16 +119,11 @@ func recorder(t *testing.T, rt *jobs.Runtime, o jobs.HandlerOptions, fn func(ctx
 	return runs
 }
 
-func (b *bundle) insert(t *testing.T, rt *jobs.Runtime, args jobs.Args, o jobs.InsertOptions) jobs.JobID {
+func (b *bundle) insert(t *testing.T, rt *jobs.Runtime, args jobs.Args, o jobs.InsertOptions) {
 	t.Helper()
-	var id jobs.JobID
 	require.NoError(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
-		var err error
-		id, err = rt.Inserter().InsertTx(ctx, args, o)
-		return err
+		return rt.Inserter().InsertTx(ctx, args, o)
 	}))
-	require.Positive(t, id, "InsertTx names the job it inserted")
-	return id
 }
 
 func (b *bundle) states(t *testing.T, kind string) []string {
@@ -202,7 +196,7 @@ func TestInsertTxOutsideUnitOfWorkFails(t *testing.T) {
 	b := setup(t)
 	rt := b.runtime(t, options("api"))
 	_ = recorder(t, rt, jobs.HandlerOptions{}, nil)
-	_, err := rt.Inserter().InsertTx(context.Background(), pingArgs{N: 1}, jobs.InsertOptions{})
+	err := rt.Inserter().InsertTx(context.Background(), pingArgs{N: 1}, jobs.InsertOptions{})
 	require.ErrorIs(t, err, jobs.ErrNoTransaction)
 	require.Empty(t, b.states(t, "test.ping"))
 }
@@ -212,7 +206,7 @@ func TestInsertTxOfUnregisteredKindFails(t *testing.T) {
 	b := setup(t)
 	rt := b.runtime(t, options("api"))
 	err := b.uow.Do(context.Background(), func(ctx context.Context) error {
-		_, err := rt.Inserter().InsertTx(ctx, pingArgs{N: 1}, jobs.InsertOptions{})
+		err := rt.Inserter().InsertTx(ctx, pingArgs{N: 1}, jobs.InsertOptions{})
 		return err
 	})
 	require.ErrorIs(t, err, jobs.ErrUnknownKind)
@@ -227,7 +221,7 @@ func TestInsertTxRolledBackInsertsNothing(t *testing.T) {
 
 	boom := errors.New("boom")
 	err := b.uow.Do(context.Background(), func(ctx context.Context) error {
-		_, err := rt.Inserter().InsertTx(ctx, pingArgs{N: 1}, jobs.InsertOptions{})
+		err := rt.Inserter().InsertTx(ctx, pingArgs{N: 1}, jobs.InsertOptions{})
 		require.NoError(t, err)
 		return boom
 	})
@@ -239,54 +233,6 @@ func TestInsertTxRolledBackInsertsNothing(t *testing.T) {
 	require.Equal(t, 2, receive(t, runs).args.N)
 	stop(t, rt)
 	require.Equal(t, []string{"completed"}, b.states(t, "test.ping"))
-}
-
-// TestDeleteTxRemovesAJobBeforeItRuns: a job deleted in a unit of work
-// that commits never runs, one deleted in a unit of work that rolls back
-// stays, and a job that runs or is gone is left alone without an error.
-func TestDeleteTxRemovesAJobBeforeItRuns(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	rt := b.runtime(t, options("worker"))
-	release := make(chan struct{})
-	runs := recorder(t, rt, jobs.HandlerOptions{}, func(ctx context.Context, job jobs.Job[pingArgs]) error {
-		if job.Args.N == 2 {
-			<-release
-		}
-		return nil
-	})
-	require.NoError(t, rt.Start(context.Background()))
-	deleteTx := func(id jobs.JobID, then error) bool {
-		t.Helper()
-		var deleted bool
-		err := b.uow.Do(context.Background(), func(ctx context.Context) error {
-			var err error
-			deleted, err = rt.Inserter().DeleteTx(ctx, id)
-			require.NoError(t, err)
-			return then
-		})
-		require.ErrorIs(t, err, then)
-		return deleted
-	}
-
-	later := b.insert(t, rt, pingArgs{N: 1}, jobs.InsertOptions{ScheduledAt: time.Now().Add(time.Hour)})
-	boom := errors.New("boom")
-	require.True(t, deleteTx(later, boom))
-	require.Equal(t, []string{"scheduled"}, b.states(t, "test.ping"), "the delete went with the rolled-back unit of work")
-	require.True(t, deleteTx(later, nil))
-	require.Empty(t, b.states(t, "test.ping"))
-	require.False(t, deleteTx(later, nil), "a job that is gone is no error")
-
-	running := b.insert(t, rt, pingArgs{N: 2}, jobs.InsertOptions{})
-	require.Eventually(t, func() bool { return slices.Equal(b.states(t, "test.ping"), []string{"running"}) }, wait, 10*time.Millisecond)
-	require.False(t, deleteTx(running, nil), "a running job is not deleted")
-	close(release)
-	require.Equal(t, 2, receive(t, runs).args.N)
-	stop(t, rt)
-	require.Equal(t, []string{"completed"}, b.states(t, "test.ping"))
-
-	_, err := rt.Inserter().DeleteTx(context.Background(), running)
-	require.ErrorIs(t, err, jobs.ErrNoTransaction)
 }
 
 func TestCommittedJobIsWorkedByWorkerRole(t *testing.T) {

@@ -92,30 +92,7 @@ func NewScheduler(ins *jobs.Inserter) *Scheduler {
 // Schedule inserts apps.webhook_deliver for subscriptionID due at at, in the
 // unit of work of ctx (jobs.ErrNoTransaction outside one).
 func (s *Scheduler) Schedule(ctx context.Context, subscriptionID ids.ID, at time.Time) error {
-	_, err := s.insert(ctx, subscriptionID, at)
-	return err
-}
-
-// ScheduleWakeUp inserts apps.webhook_deliver as Schedule does and returns
-// the ID of the job as the app.WakeUp that names it.
-func (s *Scheduler) ScheduleWakeUp(ctx context.Context, subscriptionID ids.ID, at time.Time) (app.WakeUp, error) {
-	id, err := s.insert(ctx, subscriptionID, at)
-	return app.WakeUp(id), err
-}
-
-// insert inserts the job of subscriptionID due at at and returns its ID.
-func (s *Scheduler) insert(ctx context.Context, subscriptionID ids.ID, at time.Time) (jobs.JobID, error) {
 	return s.ins.InsertTx(ctx, WebhookDeliver{SubscriptionID: subscriptionID}, jobs.InsertOptions{ScheduledAt: at})
-}
-
-// CancelWakeUp deletes the job w names in the unit of work of ctx
-// (jobs.Inserter.DeleteTx): a job that runs or is gone is left alone.
-func (s *Scheduler) CancelWakeUp(ctx context.Context, w app.WakeUp) error {
-	if w == 0 {
-		return nil
-	}
-	_, err := s.ins.DeleteTx(ctx, jobs.JobID(w))
-	return err
 }
 
 // ScheduleAll inserts apps.webhook_deliver for each of subscriptionIDs,

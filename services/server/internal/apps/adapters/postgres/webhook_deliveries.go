@@ -172,6 +172,7 @@ func (r lockedTarget) target() app.DeliveryTarget {
 		Lease:               app.Lease{DeliveryID: r.LeaseDeliveryID, Until: utc(r.LeaseUntil)},
 		MaxPerSecond:        intOf(r.MaxPerSecond),
 		RateWindow:          rateWindowOf(r.RateWindow),
+		WakeUpAt:            utc(r.WakeUpAt),
 		Installation: apps.Installation{
 			ID:                 r.InstallationID,
 			AppID:              r.AppID,
@@ -218,7 +219,7 @@ func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, sta
 func (s *DeliveryStore) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (app.HeadClaim, error) {
 	r, err := s.q(ctx).WebhookDeliveryClaimHead(ctx, db.WebhookDeliveryClaimHeadParams{
 		LeaseUntil: c.LeaseUntil, Now: c.Now, SubscriptionID: c.SubscriptionID,
-		RateOpensAt: c.RateOpensAt, RateWindow: rateWindowColumn(c.RateWindow),
+		RateOpensAt: c.RateOpensAt, RateWindow: rateWindowColumn(c.RateWindow), WakeUpAt: pg.NullTime(c.WakeUpAt),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return app.HeadClaim{}, nil
@@ -234,7 +235,7 @@ func (s *DeliveryStore) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (
 	}
 	return app.HeadClaim{Claimed: true, Head: app.ClaimedHead{ID: r.HeadID, EventSeq: r.EventSeq, EventID: r.EventID,
 		EventOccurredAt: r.EventOccurredAt.UTC(), Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC(),
-		LeaseUntil: c.LeaseUntil}, OthersPending: r.OthersPending}, nil
+		LeaseUntil: c.LeaseUntil}}, nil
 }
 
 // MarkHeadStalled implements app.DeliveryStore.

@@ -109,6 +109,7 @@ func TestWebhookTablesMatchDataModel(t *testing.T) {
 			// 00056: the rate limit and its window (ADR 0081).
 			{"max_per_second", "integer", true, ""},
 			{"rate_window", "timestamp with time zone[]", false, "'{}'::timestamp with time zone[]"},
+			{"wake_up_at", "timestamp with time zone", true, ""},
 		}, columns(t, db.Owner, "webhook_subscriptions"))
 	})
 

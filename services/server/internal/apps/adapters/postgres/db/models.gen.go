@@ -275,4 +275,5 @@ type WebhookSubscription struct {
 	LeaseUntil          *time.Time
 	MaxPerSecond        *int32
 	RateWindow          []time.Time
+	WakeUpAt            *time.Time
 }

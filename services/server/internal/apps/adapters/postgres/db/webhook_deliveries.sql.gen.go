@@ -27,7 +27,8 @@ WITH head AS (
 ), leased AS (
     UPDATE webhook_subscriptions s
     SET lease_delivery_id = claimed.id, lease_until = $4::timestamptz,
-        rate_window = $5::timestamptz[]
+        rate_window = $5::timestamptz[],
+        wake_up_at = coalesce($6::timestamptz, s.wake_up_at)
     FROM claimed
     WHERE s.id = $2
     RETURNING s.id
@@ -39,11 +40,7 @@ SELECT head.id AS head_id, head.next_attempt_at::timestamptz AS due_at,
        coalesce(claimed.event_occurred_at, $1)::timestamptz AS event_occurred_at,
        coalesce(claimed.attempt, 0)::int AS attempt,
        coalesce(claimed.created_at, $1)::timestamptz AS created_at,
-       (SELECT count(*) FROM leased)::int AS leased,
-       EXISTS (
-           SELECT 1 FROM webhook_deliveries p
-           WHERE p.subscription_id = $2 AND p.status = 'pending' AND p.id <> head.id
-       )::boolean AS others_pending
+       (SELECT count(*) FROM leased)::int AS leased
 FROM head LEFT JOIN claimed ON claimed.id = head.id
 `
 
@@ -53,6 +50,7 @@ type WebhookDeliveryClaimHeadParams struct {
 	RateOpensAt    time.Time
 	LeaseUntil     time.Time
 	RateWindow     []time.Time
+	WakeUpAt       *time.Time
 }
 
 type WebhookDeliveryClaimHeadRow struct {
@@ -65,7 +63,6 @@ type WebhookDeliveryClaimHeadRow struct {
 	Attempt         int32
 	CreatedAt       time.Time
 	Leased          int32
-	OthersPending   bool
 }
 
 // The head is the subscription's pending row with the lowest event_seq
@@ -75,12 +72,11 @@ type WebhookDeliveryClaimHeadRow struct {
 // lock and has seen no lease in force. A subscription with max_per_second
 // is claimed only at or after @rate_opens_at (webhook.RateWindow.OpensAt)
 // and takes @rate_window with its lease: the window that counts an attempt
-// whose lease ran out unrecorded. claimed is false for a head that is not
+// whose lease ran out unrecorded. With @wake_up_at the claim also names
+// the lease wake-up the caller inserts in the same unit of work (ADR
+// 0087); NULL keeps the one named. claimed is false for a head that is not
 // due or that the rate holds; then due_at tells when the head is due. No
-// row: no head. others_pending tells whether another delivery of the
-// subscription is pending besides the head (index
-// webhook_deliveries_head_idx), so the record of a last head can take the
-// run's lease wake-up back in its own round trip (ADR 0085).
+// row: no head.
 func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliveryClaimHeadParams) (WebhookDeliveryClaimHeadRow, error) {
 	row := q.db.QueryRow(ctx, webhookDeliveryClaimHead,
 		arg.Now,
@@ -88,6 +84,7 @@ func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliv
 		arg.RateOpensAt,
 		arg.LeaseUntil,
 		arg.RateWindow,
+		arg.WakeUpAt,
 	)
 	var i WebhookDeliveryClaimHeadRow
 	err := row.Scan(
@@ -100,7 +97,6 @@ func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliv
 		&i.Attempt,
 		&i.CreatedAt,
 		&i.Leased,
-		&i.OthersPending,
 	)
 	return i, err
 }
@@ -479,7 +475,7 @@ const webhookSubscriptionLockDeliveryTarget = `-- name: WebhookSubscriptionLockD
 WITH target AS (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
-           s.max_per_second, s.rate_window,
+           s.max_per_second, s.rate_window, s.wake_up_at,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
            i.event_subscriptions, a.principal_id,
            coalesce(s.state = $4::text
@@ -529,7 +525,7 @@ WITH target AS (
 )
 SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
        t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
-       t.max_per_second, t.rate_window,
+       t.max_per_second, t.rate_window, t.wake_up_at,
        t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
        t.event_subscriptions, t.principal_id, t.as_expected,
        (SELECT count(*) FROM delivery)::int AS recorded,
@@ -586,6 +582,7 @@ type WebhookSubscriptionLockDeliveryTargetRow struct {
 	LeaseUntil          *time.Time
 	MaxPerSecond        *int32
 	RateWindow          []time.Time
+	WakeUpAt            *time.Time
 	InstallationID      ids.ID
 	AppID               ids.ID
 	InstallationState   string
@@ -665,6 +662,7 @@ func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, arg
 		&i.LeaseUntil,
 		&i.MaxPerSecond,
 		&i.RateWindow,
+		&i.WakeUpAt,
 		&i.InstallationID,
 		&i.AppID,
 		&i.InstallationState,

@@ -207,7 +207,7 @@ func (q *Queries) WebhookSubscriptionDelete(ctx context.Context, id ids.ID) (int
 }
 
 const webhookSubscriptionGetByID = `-- name: WebhookSubscriptionGetByID :one
-SELECT id, app_installation_id, agent_id, url, event_types, state, signing_key_kid, hmac_enabled, hmac_generation, hmac_rotated_at, consecutive_failures, last_delivered_seq, disabled_at, created_by, created_at, updated_at, lease_delivery_id, lease_until, max_per_second, rate_window FROM webhook_subscriptions WHERE id = $1
+SELECT id, app_installation_id, agent_id, url, event_types, state, signing_key_kid, hmac_enabled, hmac_generation, hmac_rotated_at, consecutive_failures, last_delivered_seq, disabled_at, created_by, created_at, updated_at, lease_delivery_id, lease_until, max_per_second, rate_window, wake_up_at FROM webhook_subscriptions WHERE id = $1
 `
 
 func (q *Queries) WebhookSubscriptionGetByID(ctx context.Context, id ids.ID) (WebhookSubscription, error) {
@@ -234,12 +234,13 @@ func (q *Queries) WebhookSubscriptionGetByID(ctx context.Context, id ids.ID) (We
 		&i.LeaseUntil,
 		&i.MaxPerSecond,
 		&i.RateWindow,
+		&i.WakeUpAt,
 	)
 	return i, err
 }
 
 const webhookSubscriptionGetWithApp = `-- name: WebhookSubscriptionGetWithApp :one
-SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, i.app_id
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, s.wake_up_at, i.app_id
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 WHERE s.id = $1
@@ -274,6 +275,7 @@ func (q *Queries) WebhookSubscriptionGetWithApp(ctx context.Context, id ids.ID) 
 		&i.WebhookSubscription.LeaseUntil,
 		&i.WebhookSubscription.MaxPerSecond,
 		&i.WebhookSubscription.RateWindow,
+		&i.WebhookSubscription.WakeUpAt,
 		&i.AppID,
 	)
 	return i, err
@@ -328,7 +330,7 @@ func (q *Queries) WebhookSubscriptionInsert(ctx context.Context, arg WebhookSubs
 }
 
 const webhookSubscriptionListByApp = `-- name: WebhookSubscriptionListByApp :many
-SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, i.app_id
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, s.wake_up_at, i.app_id
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 WHERE i.app_id = $1
@@ -370,6 +372,7 @@ func (q *Queries) WebhookSubscriptionListByApp(ctx context.Context, appID ids.ID
 			&i.WebhookSubscription.LeaseUntil,
 			&i.WebhookSubscription.MaxPerSecond,
 			&i.WebhookSubscription.RateWindow,
+			&i.WebhookSubscription.WakeUpAt,
 			&i.AppID,
 		); err != nil {
 			return nil, err
@@ -383,7 +386,7 @@ func (q *Queries) WebhookSubscriptionListByApp(ctx context.Context, appID ids.ID
 }
 
 const webhookSubscriptionLockByInstallation = `-- name: WebhookSubscriptionLockByInstallation :many
-SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, i.app_id
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, s.wake_up_at, i.app_id
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 WHERE s.app_installation_id = $1
@@ -426,6 +429,7 @@ func (q *Queries) WebhookSubscriptionLockByInstallation(ctx context.Context, ins
 			&i.WebhookSubscription.LeaseUntil,
 			&i.WebhookSubscription.MaxPerSecond,
 			&i.WebhookSubscription.RateWindow,
+			&i.WebhookSubscription.WakeUpAt,
 			&i.AppID,
 		); err != nil {
 			return nil, err
@@ -439,7 +443,7 @@ func (q *Queries) WebhookSubscriptionLockByInstallation(ctx context.Context, ins
 }
 
 const webhookSubscriptionLockWithApp = `-- name: WebhookSubscriptionLockWithApp :one
-SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, i.app_id
+SELECT s.id, s.app_installation_id, s.agent_id, s.url, s.event_types, s.state, s.signing_key_kid, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at, s.consecutive_failures, s.last_delivered_seq, s.disabled_at, s.created_by, s.created_at, s.updated_at, s.lease_delivery_id, s.lease_until, s.max_per_second, s.rate_window, s.wake_up_at, i.app_id
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 WHERE s.id = $1
@@ -475,6 +479,7 @@ func (q *Queries) WebhookSubscriptionLockWithApp(ctx context.Context, id ids.ID)
 		&i.WebhookSubscription.LeaseUntil,
 		&i.WebhookSubscription.MaxPerSecond,
 		&i.WebhookSubscription.RateWindow,
+		&i.WebhookSubscription.WakeUpAt,
 		&i.AppID,
 	)
 	return i, err

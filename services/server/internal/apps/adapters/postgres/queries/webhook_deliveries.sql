@@ -112,12 +112,11 @@ WHERE id = @id;
 -- lock and has seen no lease in force. A subscription with max_per_second
 -- is claimed only at or after @rate_opens_at (webhook.RateWindow.OpensAt)
 -- and takes @rate_window with its lease: the window that counts an attempt
--- whose lease ran out unrecorded. claimed is false for a head that is not
+-- whose lease ran out unrecorded. With @wake_up_at the claim also names
+-- the lease wake-up the caller inserts in the same unit of work (ADR
+-- 0087); NULL keeps the one named. claimed is false for a head that is not
 -- due or that the rate holds; then due_at tells when the head is due. No
--- row: no head. others_pending tells whether another delivery of the
--- subscription is pending besides the head (index
--- webhook_deliveries_head_idx), so the record of a last head can take the
--- run's lease wake-up back in its own round trip (ADR 0085).
+-- row: no head.
 WITH head AS (
     SELECT h.id, h.next_attempt_at FROM webhook_deliveries h
     WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
@@ -132,7 +131,8 @@ WITH head AS (
 ), leased AS (
     UPDATE webhook_subscriptions s
     SET lease_delivery_id = claimed.id, lease_until = @lease_until::timestamptz,
-        rate_window = @rate_window::timestamptz[]
+        rate_window = @rate_window::timestamptz[],
+        wake_up_at = coalesce(sqlc.narg(wake_up_at)::timestamptz, s.wake_up_at)
     FROM claimed
     WHERE s.id = @subscription_id
     RETURNING s.id
@@ -144,11 +144,7 @@ SELECT head.id AS head_id, head.next_attempt_at::timestamptz AS due_at,
        coalesce(claimed.event_occurred_at, @now)::timestamptz AS event_occurred_at,
        coalesce(claimed.attempt, 0)::int AS attempt,
        coalesce(claimed.created_at, @now)::timestamptz AS created_at,
-       (SELECT count(*) FROM leased)::int AS leased,
-       EXISTS (
-           SELECT 1 FROM webhook_deliveries p
-           WHERE p.subscription_id = @subscription_id AND p.status = 'pending' AND p.id <> head.id
-       )::boolean AS others_pending
+       (SELECT count(*) FROM leased)::int AS leased
 FROM head LEFT JOIN claimed ON claimed.id = head.id;
 
 -- name: WebhookDeliveryFinishUnsent :execrows
@@ -209,7 +205,7 @@ FROM expired;
 WITH target AS (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
-           s.max_per_second, s.rate_window,
+           s.max_per_second, s.rate_window, s.wake_up_at,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
            i.event_subscriptions, a.principal_id,
            coalesce(s.state = @expect_state::text
@@ -259,7 +255,7 @@ WITH target AS (
 )
 SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
        t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
-       t.max_per_second, t.rate_window,
+       t.max_per_second, t.rate_window, t.wake_up_at,
        t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
        t.event_subscriptions, t.principal_id, t.as_expected,
        (SELECT count(*) FROM delivery)::int AS recorded,
