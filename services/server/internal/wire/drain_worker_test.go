@@ -24,7 +24,10 @@ func (drainProbe) Kind() string { return "test.drain_probe" }
 func TestSIGTERMLetsTheWorkersInFlightJobFinish(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	b := newRunBundle(t, w, wire.RoleWorker, wire.Deps{})
+	// One worker in the queue: while the first job runs, River has no slot
+	// to fetch the second into, so only a River that did not stop could
+	// start it once the first ends.
+	b := newRunBundle(t, w, wire.RoleWorker, wire.Deps{}, "BOTHY_JOBS_QUEUE_DEFAULT_MAX_WORKERS=1")
 	started := make(chan int, 2)
 	release := make(chan struct{})
 	cancelled := make(chan bool, 2)
@@ -52,6 +55,7 @@ func TestSIGTERMLetsTheWorkersInFlightJobFinish(t *testing.T) {
 
 	b.cancel() // SIGTERM
 	waitDraining(t, b.operator)
+	<-b.proc.Jobs().Stopping()
 	insert(2)
 	require.False(t, b.returned(), "Run waits for the in-flight job")
 

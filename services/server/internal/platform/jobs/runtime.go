@@ -270,6 +270,11 @@ func (r *Runtime) Start(ctx context.Context) error {
 	return nil
 }
 
+// Stopping returns a channel that is closed once Stop begins: from then on
+// River fetches no more jobs after the fetch it may have in flight, so a
+// caller (a drain test) can act while a graceful stop is under way.
+func (r *Runtime) Stopping() <-chan struct{} { return r.stopping }
+
 // isStopping reports whether Stop was called or the context of Start ended.
 func (r *Runtime) isStopping() bool {
 	select {
