@@ -21,14 +21,17 @@ import (
 // record is written alone before the error is returned, so an answer that
 // arrived is never lost to a failure of the next head (D-M2-26-39). The
 // run's first claim schedules its one lease wake-up, at the latest time any
-// lease of the run can end (ADR 0067).
+// lease of the run can end (ADR 0067), unless the wake-up an earlier run
+// left covers the lease (ADR 0087).
 //
 // Every trigger (a round, the chain, a retry, the lease wake-up, a resume,
 // a redelivery) runs the same job; the subscription's lease keeps every
 // other job from claiming while an attempt is in flight, whatever made a
 // head due meanwhile, so at most one attempt per subscription is in flight
 // and deliveries go out strictly in seq order (D-M2-26-37). A job that
-// finds the head not due yet leaves a job for the head's time (D-M2-26-40).
+// finds the head not due yet leaves a job for the head's time (D-M2-26-40),
+// and one due at or after the end of a lease it finds in force leaves a
+// job for the lease's end (D-M2-26-72).
 //
 // A job that finds nothing due ends without error. Errors of its own
 // (database, a cancelled context, a failing key or master key) are
