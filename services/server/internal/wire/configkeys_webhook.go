@@ -14,7 +14,7 @@ import (
 func webhookConfigKeys() []config.Key {
 	return []config.Key{
 		{Name: "webhook.delivery_timeout", Kind: config.KindDuration, Default: "10s", Min: "0s", MinExclusive: true, Max: "5m", Chapter: chapter11,
-			Doc: "Time limit of one delivery attempt; its lease lasts this plus webhook.lease_record_allowance, after which an unfinished attempt is sent again by the lease wake-up of its run (ADR 0067)."},
+			Doc: "Time limit of one delivery attempt; its lease lasts this plus webhook.lease_record_allowance, after which an unfinished attempt is sent again by a lease wake-up due no earlier than its end (ADR 0067, ADR 0087)."},
 		{Name: "webhook.lease_record_allowance", Kind: config.KindDuration, Default: "2s", Min: "10ms", Max: "1m", Chapter: chapter11,
 			Doc: "How much longer the lease of an attempt lasts than the attempt itself, so its answer is recorded before any other job may claim the head again."},
 		{Name: "webhook.max_consecutive_failures", Kind: config.KindInt, Default: "50", Min: "1", Unit: "failures", Chapter: chapter03,
