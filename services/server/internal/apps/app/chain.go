@@ -80,6 +80,17 @@ type step struct {
 	tally    deliveryTally
 }
 
+// dueBy reports whether the run's job was due at or after at. Such a job
+// that finds at still ahead ran early, because River makes a scheduled job
+// available by the database's clock, which may run ahead of the worker's;
+// it leaves a job for at instead of ending (D-M2-26-40 for a head's time,
+// D-M2-26-72 for a lease's end). A job due earlier (a round's, a chain's,
+// an owner's) ran before at on purpose, and one whose time is unknown is
+// taken as such.
+func (c *chain) dueBy(at time.Time) bool {
+	return !c.scheduledAt.IsZero() && !c.scheduledAt.Before(at)
+}
+
 // begin returns a fresh step of c.
 func (c *chain) begin() *step {
 	return &step{c: c, finished: c.finished, coverUntil: c.coverUntil}

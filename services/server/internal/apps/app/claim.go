@@ -31,11 +31,10 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 	for {
 		now := s.now()
 		if t.Lease.InForce(now) {
-			if !st.c.scheduledAt.IsZero() && !st.c.scheduledAt.Before(t.Lease.Until) {
-				// A job due at or after the lease's end (a lease wake-up)
-				// that finds the lease in force was made available early
-				// by the database's clock: it leaves a job for the lease's
-				// end, so the lease stays covered (D-M2-26-72).
+			if st.c.dueBy(t.Lease.Until) {
+				// A lease wake-up that finds its lease in force ran early:
+				// it leaves a job for the lease's end, so the lease stays
+				// covered (D-M2-26-72).
 				return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, t.Lease.Until)
 			}
 			return nil, nil
@@ -60,11 +59,12 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 				// meanwhile.
 				return nil, s.waitForRate(ctx, t, st, opensAt)
 			}
-			if hc.DueAt.IsZero() || (!st.c.scheduledAt.IsZero() && st.c.scheduledAt.Before(hc.DueAt)) {
+			if hc.DueAt.IsZero() || !st.c.dueBy(hc.DueAt) {
 				// No head, or a job that ran before the head's time on
 				// purpose: the job of the head's failure is still ahead.
 				return nil, nil
 			}
+			// A job for the head's time that ran early (D-M2-26-40).
 			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, hc.DueAt)
 		}
 		head := hc.Head

@@ -248,15 +248,12 @@ type Recorded struct {
 	AsExpected bool
 	// Written is false when the result was discarded.
 	Written bool
-	// OthersPending tells whether a delivery of the subscription other
-	// than the recorded one was pending when the record was written,
-	// whatever its seq. A run whose record finds none ends without
-	// claiming (D-M2-26-67): a row a round creates later comes with a job
-	// of its own.
-	OthersPending bool
-	// Next is the event key of the lowest of those pending deliveries,
-	// the head the run most likely claims next (D-M2-26-70); zero when
-	// none is pending.
+	// Next is the event key of the lowest delivery of the subscription
+	// other than the recorded one that was pending when the record was
+	// written, whatever its seq: the head the run claims next (D-M2-26-70).
+	// Zero when none is pending: the run then ends without claiming
+	// (D-M2-26-67), since a row a round creates later comes with a job of
+	// its own.
 	Next eventsync.EventKey
 }
 

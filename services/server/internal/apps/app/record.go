@@ -86,7 +86,7 @@ func (s *Deliveries) record(ctx context.Context, st *step, last *sent) (*Deliver
 		return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, rec.NextAttemptAt)
 	}
 	st.finished++
-	if !done.OthersPending {
+	if done.Next.Seq == 0 {
 		return nil, nil
 	}
 	st.nextEvent = done.Next

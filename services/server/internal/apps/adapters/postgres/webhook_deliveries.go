@@ -310,8 +310,7 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 	if err != nil || !found {
 		return app.Recorded{}, err
 	}
-	out := app.Recorded{Found: true, Target: row.target(), AsExpected: row.AsExpected,
-		Written: row.Recorded == 1, OthersPending: row.OthersPending}
+	out := app.Recorded{Found: true, Target: row.target(), AsExpected: row.AsExpected, Written: row.Recorded == 1}
 	if row.OthersPending {
 		out.Next = eventsync.EventKey{Seq: row.NextEventSeq, OccurredAt: row.NextEventOccurredAt.UTC()}
 	}
