@@ -112,6 +112,12 @@ type LogReader interface {
 	// EventByKey returns the event with key; false when it is not (or no
 	// longer) in the log, or when key.OccurredAt is not the event's.
 	EventByKey(ctx context.Context, key EventKey) (Event, bool, error)
+	// EventsByKey returns, by seq, every event among keys that is in the
+	// log, in one read: a batch of deliveries reads its events together
+	// (ADR 0088). A key that is not (or no longer) in the log, or whose
+	// OccurredAt is not its event's, has no entry; nil or empty keys read
+	// nothing.
+	EventsByKey(ctx context.Context, keys []EventKey) (map[int64]Event, error)
 	// EventTypesByKey returns, by seq, the type of every event among keys
 	// that is in the log, in one read: a page of deliveries names its
 	// events' types without a read per item. A key that is not (or no

@@ -77,7 +77,7 @@ func TestConfigRegistersTheKeysOfTheBrief(t *testing.T) {
 		"webhook.allowed_hosts", "webhook.delivery_timeout", "webhook.max_consecutive_failures",
 		"webhook.retry_backoff_base", "webhook.retry_backoff_cap", "webhook.max_pending_per_subscription",
 		"webhook.retry_max_age", "webhook.secret_rotation_overlap", "webhook.hmac_master_key_ref",
-		"webhook.chain_max_deliveries", "webhook.chain_max_duration", "webhook.job_max_attempts", "webhook.page_size_default", "webhook.page_size_max",
+		"webhook.chain_max_deliveries", "webhook.chain_max_duration", "webhook.batch_max_deliveries", "webhook.batch_max_duration", "webhook.job_max_attempts", "webhook.page_size_default", "webhook.page_size_max",
 		"chat.message_max_bytes", "chat.name_max_chars", "chat.page_size_default", "chat.page_size_max",
 		"retention.webhook_deliveries",
 		"ratelimit.public_auth.per_minute", "ratelimit.public_auth.burst",

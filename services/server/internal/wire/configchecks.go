@@ -37,10 +37,11 @@ func configChecks() []config.Check {
 		},
 		{
 			Name: "webhook_chain_within_job_timeout",
-			Keys: []string{"webhook.chain_max_duration", "webhook.delivery_timeout", "webhook.lease_record_allowance", "jobs.job_timeout"},
-			Rule: "webhook.chain_max_duration plus webhook.delivery_timeout plus webhook.lease_record_allowance must be below jobs.job_timeout, so a delivery job ends its chain before the job runtime cancels it",
+			Keys: []string{"webhook.chain_max_duration", "webhook.delivery_timeout", "webhook.lease_record_allowance", "webhook.batch_max_duration", "jobs.job_timeout"},
+			Rule: "webhook.chain_max_duration plus webhook.delivery_timeout plus webhook.lease_record_allowance plus webhook.batch_max_duration must be below jobs.job_timeout, so a delivery job ends its chain before the job runtime cancels it",
 			Holds: func(v *config.Values) bool {
-				return v.Duration("webhook.chain_max_duration")+v.Duration("webhook.delivery_timeout")+v.Duration("webhook.lease_record_allowance") < v.Duration("jobs.job_timeout")
+				return v.Duration("webhook.chain_max_duration")+v.Duration("webhook.delivery_timeout")+
+					v.Duration("webhook.lease_record_allowance")+v.Duration("webhook.batch_max_duration") < v.Duration("jobs.job_timeout")
 			},
 		},
 		{

@@ -236,6 +236,8 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		SecretRotationOverlap:     cfg.Webhook.SecretRotationOverlap,
 		ChainMaxDeliveries:        cfg.Webhook.ChainMaxDeliveries,
 		ChainMaxDuration:          cfg.Webhook.ChainMaxDuration,
+		BatchMaxDeliveries:        cfg.Webhook.BatchMaxDeliveries,
+		BatchMaxDuration:          cfg.Webhook.BatchMaxDuration,
 	}); err != nil {
 		return nil, err
 	}

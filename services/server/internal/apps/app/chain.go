@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"time"
-
-	eventsync "bothy/server/internal/sync"
 )
 
 // attempt is a claimed and signed delivery, kept in memory only between
@@ -13,20 +11,37 @@ import (
 type attempt struct {
 	head      ClaimedHead
 	eventType string
-	host      string
 	// kid is the active key that signed (signing_key_kid on success).
 	kid string
 	req SignedRequest
-	// target is the subscription as the claim left it, which its record
-	// expects to find (D-M2-26-68).
+}
+
+// batch is what one claim leased (ADR 0088): consecutive heads of one
+// subscription, claimed and signed, sent one after the other under one
+// lease, which names the first.
+type batch struct {
+	attempts []*attempt
+	// target is the subscription as the claim left it, which the batch's
+	// record expects to find (D-M2-26-68).
 	target DeliveryTarget
+	// host is the target's host, for the log line of a failure.
+	host string
 }
 
 // sent is an attempt with what the receiver answered.
 type sent struct {
-	attempt
+	*attempt
 	res SendResult
 	err error
+}
+
+// sentBatch is a batch after its sends: the attempts that were sent, in
+// order, with their answers, and the heads it claimed and did not send,
+// which get their attempt back in the record.
+type sentBatch struct {
+	*batch
+	sent   []sent
+	unsent []ClaimedHead
 }
 
 // chain is one run of the job and its budget (D-M2-26-3): after a finished
@@ -63,13 +78,10 @@ type step struct {
 	// of the run, scheduled by an earlier step or this one, is due.
 	finished   int
 	coverUntil time.Time
-	// recorded is set once the step recorded the previous attempt.
+	// recorded is set once the step recorded the previous batch.
 	recorded bool
-	// nextEvent is the event of the head the step's record expects the
-	// run to claim next (D-M2-26-70); zero when there is none to expect.
-	nextEvent eventsync.EventKey
-	// next is the attempt the step claimed; nil when nothing is to be sent.
-	next *attempt
+	// next is the batch the step claimed; nil when nothing is to be sent.
+	next *batch
 	// rateWait is set when the head was due and the rate limit held it:
 	// when the subscription's rate window opens (ADR 0081).
 	rateWait time.Time
@@ -146,10 +158,17 @@ func (s *Deliveries) exhausted(ctx context.Context, st *step, now time.Time) boo
 	return ok && deadline.Sub(s.clock.Now()) < s.leaseLength()
 }
 
-// leaseLength is how long a claim leases the head: one attempt
-// (webhook.delivery_timeout) and the time to record its answer
-// (webhook.lease_record_allowance). send ends the attempt the allowance
-// before the lease ends (D-M2-26-58).
+// leaseLength is how long a claim leases its batch (ADR 0088): the time in
+// which a batch starts its sends after the first
+// (webhook.batch_max_duration, when batches hold more than one head), one
+// attempt (webhook.delivery_timeout) and the time to record the answers
+// (webhook.lease_record_allowance). Every send of a batch ends the
+// allowance before the lease ends (D-M2-26-58), and one after the first
+// starts only while a whole attempt fits before that (sendBatch).
 func (s *Deliveries) leaseLength() time.Duration {
-	return s.opts.DeliveryTimeout + s.opts.LeaseRecordAllowance
+	d := s.opts.DeliveryTimeout + s.opts.LeaseRecordAllowance
+	if s.opts.BatchMaxDeliveries > 1 {
+		d += s.opts.BatchMaxDuration
+	}
+	return d
 }

@@ -7,22 +7,29 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/txn"
 	eventsync "bothy/server/internal/sync"
 )
 
-// claim claims the next due head of t and prepares its request, in the
-// unit of work of ctx. A head that must not be sent (its event left the
-// log, webhook_out.deliver does not allow it, it is no longer routed) ends
-// without a request and the next head is tried within the chain budget. It
-// returns nil when nothing is to be sent now: an attempt of the
-// subscription is in flight (its run or its lease wake-up goes on), no head
-// is pending, or the head is not due, in which case a job that was due at
-// or after the head's time leaves a job for that time (D-M2-26-40),
-// because River made it available early by the database's clock.
-func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*attempt, error) {
+// claim claims the next batch of t (ADR 0088): from heads, the pending
+// heads in seq order its lock or its record read, the due ones consecutive
+// from the head, at most batchLimit, and prepares their requests, in the
+// unit of work of ctx. The events of the batch and the app's rights are
+// read together in one round trip, and the claim travels with the run's
+// lease wake-up. A head that must not be sent (its event left the log,
+// webhook_out.deliver does not allow it, it is no longer routed) ends
+// without a request when it comes first, and the next heads are tried
+// within the chain budget; after a head that is sent it ends the batch,
+// and the next claim finds it first. It returns nil when nothing is to be
+// sent now: an attempt of the subscription is in flight (its run or its
+// lease wake-up goes on), no head is pending, or the head is not due, in
+// which case a job that was due at or after the head's time leaves a job
+// for that time (D-M2-26-40), because River made it available early by
+// the database's clock.
+func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step, heads []PendingHead) (*batch, error) {
 	if t.State != apps.SubscriptionActive || t.Installation.State != apps.InstallationActive {
 		// Paused, disabled or a suspended installation: the rows wait.
 		return nil, nil
@@ -39,140 +46,165 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step) (*a
 			}
 			return nil, nil
 		}
+		if len(heads) == 0 {
+			return nil, nil
+		}
 		if s.exhausted(ctx, st, now) {
 			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, now)
 		}
-		lease := now.Add(s.leaseLength())
-		window := t.rateWindow()
-		opensAt := window.OpensAt(t.MaxPerSecond)
-		wakeUp := s.wakeUpFor(ctx, t, st, lease)
-		hc, reads, err := s.claimHead(ctx, t, st, HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now,
-			LeaseUntil: lease, RateOpensAt: opensAt, RateWindow: window, WakeUpAt: wakeUp})
-		if err != nil {
-			return nil, err
-		}
-		if !hc.Claimed {
-			if !hc.DueAt.IsZero() && !hc.DueAt.After(now) {
-				// The head is due and the rate limit holds it (ADR 0081):
-				// the run waits for the window to open. Waiting is no
-				// failure; the run's wake-up covers a worker that stops
-				// meanwhile.
-				return nil, s.waitForRate(ctx, t, st, opensAt)
-			}
-			if hc.DueAt.IsZero() || !st.c.dueBy(hc.DueAt) {
-				// No head, or a job that ran before the head's time on
-				// purpose: the job of the head's failure is still ahead.
+		if due := heads[0].NextAttemptAt; due.After(now) {
+			if !st.c.dueBy(due) {
+				// A job that ran before the head's time on purpose: the
+				// job of the head's failure is still ahead.
 				return nil, nil
 			}
 			// A job for the head's time that ran early (D-M2-26-40).
-			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, hc.DueAt)
+			return nil, s.scheduler.Schedule(ctx, t.SubscriptionID, due)
 		}
-		head := hc.Head
-		// The claim wrote the window, which counts an attempt whose lease
-		// ran out unrecorded; that lease is over.
-		t.Lease, t.RateWindow = Lease{}, window
-		// The event, the app's rights and the lease wake-up, when the
-		// claim needs one, do not depend on one another: their statements
-		// travel in one round trip (ADR 0085). The wake-up (ADR 0067) sends
-		// an attempt again once its lease has run out when its send or
-		// record ends with an error, a cancellation or a crash. A wake-up is
-		// due at the latest end of any lease of the run that inserts it and
-		// stays after the run; every later claim whose lease ends by then,
-		// of this run or of a later one, inserts nothing (ADR 0087).
-		key := eventsync.EventKey{Seq: head.EventSeq, OccurredAt: head.EventOccurredAt}
-		if reads.of(key) {
-			// The event and the rights travelled with the claim.
-			err = s.scheduleWakeUp(ctx, t, st, wakeUp)
-		} else {
-			err = txn.Together(ctx, append(s.readFor(t, &reads, key),
-				func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, wakeUp) })...)
+		window := t.rateWindow()
+		if opensAt := window.OpensAt(t.MaxPerSecond); opensAt.After(now) {
+			// The head is due and the rate limit holds it (ADR 0081): the
+			// run waits for the window to open. Waiting is no failure; the
+			// run's wake-up covers a worker that stops meanwhile.
+			return nil, s.waitForRate(ctx, t, st, opensAt)
 		}
+		due := duePrefix(heads, now, s.batchLimit(t, st))
+		evs, err := s.readBatch(ctx, t, due)
 		if err != nil {
 			return nil, err
 		}
-		ev, found := reads.ev, reads.found
-		if !found {
-			st.tally.finished(apps.DeliveryDead, apps.LastErrorEventExpired, head.EventOccurredAt, now)
-			return nil, s.gap(ctx, t, st, head, now)
+		var send []PendingHead
+		for _, h := range due {
+			ev, found := evs[h.Event.Seq]
+			if !found && len(send) == 0 {
+				st.tally.finished(apps.DeliveryDead, apps.LastErrorEventExpired, h.Event.OccurredAt, now)
+				return nil, s.gap(ctx, t, st, h, now)
+			}
+			code := apps.LastError("")
+			if found {
+				if code, err = s.admissible(ctx, t, ev); err != nil {
+					return nil, err
+				}
+			}
+			if !found || (code != "" && len(send) > 0) {
+				// The next claim finds this head first.
+				break
+			}
+			if code != "" {
+				if err := s.store.FinishUnsent(ctx, h.ID, code, now); err != nil {
+					return nil, err
+				}
+				st.failed(failure{subscriptionID: t.SubscriptionID, seq: h.Event.Seq,
+					eventType: string(ev.Type), reason: code, host: host})
+				st.tally.finished(apps.DeliveryDead, code, h.Event.OccurredAt, now)
+				st.finished++
+				continue
+			}
+			send = append(send, h)
 		}
-		code, err := s.admissible(ctx, t, ev)
-		if err != nil {
-			return nil, err
-		}
-		if code != "" {
-			if err := s.store.FinishUnsent(ctx, head.ID, head.Attempt-1, code, now); err != nil {
+		if len(send) == 0 {
+			// Every due head ended without a request: the run goes on with
+			// the heads after them.
+			if heads, err = s.store.PendingHeads(ctx, t.SubscriptionID, s.opts.BatchMaxDeliveries); err != nil {
 				return nil, err
 			}
-			st.failed(failure{subscriptionID: t.SubscriptionID, seq: head.EventSeq,
-				eventType: string(ev.Type), reason: code, host: host})
-			st.tally.finished(apps.DeliveryDead, code, head.EventOccurredAt, now)
-			st.finished++
 			continue
 		}
-		a, err := s.sign(ctx, t, st.c, head, ev, now)
-		if err != nil {
+		b, err := s.claimBatch(ctx, t, st, send, evs, window, now, host)
+		if err != nil || b != nil {
+			return b, err
+		}
+		// The heads were read before the row lock waited for another
+		// transaction, which changed them: read them again.
+		if heads, err = s.store.PendingHeads(ctx, t.SubscriptionID, s.opts.BatchMaxDeliveries); err != nil {
 			return nil, err
 		}
-		a.host = host
-		t.Lease = Lease{DeliveryID: head.ID, Until: lease}
-		a.target = *t
-		return a, nil
 	}
 }
 
-// attemptRead is what an attempt reads besides its claim: the event of
-// key, and the app's rights into the unit of work's memo.
-type attemptRead struct {
-	key   eventsync.EventKey
-	ev    eventsync.Event
-	found bool
-	read  bool
+// duePrefix returns the heads at the start of heads, at most limit, that
+// are due at now: a batch never skips a head that is not due.
+func duePrefix(heads []PendingHead, now time.Time, limit int) []PendingHead {
+	n := 0
+	for n < len(heads) && n < limit && !heads[n].NextAttemptAt.After(now) {
+		n++
+	}
+	return heads[:n]
 }
 
-// of reports whether r read the event of key.
-func (r *attemptRead) of(key eventsync.EventKey) bool {
-	return r.read && r.key.Seq == key.Seq && r.key.OccurredAt.Equal(key.OccurredAt)
+// batchLimit is the most heads the next claim of t takes (ADR 0088):
+// webhook.batch_max_deliveries, within what is left of the chain budget,
+// and one for a subscription with a rate limit, whose window counts every
+// attempt as it ends (ADR 0081).
+func (s *Deliveries) batchLimit(t *DeliveryTarget, st *step) int {
+	if t.MaxPerSecond > 0 {
+		return 1
+	}
+	return max(1, min(s.opts.BatchMaxDeliveries, s.opts.ChainMaxDeliveries-st.finished))
 }
 
-// readFor returns the calls that read, into r, the event of key and the
-// rights of t's app for webhook_out.deliver (authorize.Authorizer.Preload),
-// to run in txn.Together with other statements (ADR 0085).
-func (s *Deliveries) readFor(t *DeliveryTarget, r *attemptRead, key eventsync.EventKey) []func(ctx context.Context) error {
-	*r = attemptRead{key: key, read: true}
-	return []func(ctx context.Context) error{
+// readBatch reads the events of heads and the rights of t's app for
+// webhook_out.deliver (authorize.Authorizer.Preload) in one round trip
+// (txn.Together, ADR 0085). It returns the events by seq; a head whose
+// event is not in the log has none.
+func (s *Deliveries) readBatch(ctx context.Context, t *DeliveryTarget, heads []PendingHead) (map[int64]eventsync.Event, error) {
+	keys := make([]eventsync.EventKey, len(heads))
+	for i, h := range heads {
+		keys[i] = h.Event
+	}
+	var evs map[int64]eventsync.Event
+	err := txn.Together(ctx,
 		func(ctx context.Context) error {
 			var err error
-			r.ev, r.found, err = s.events.EventByKey(ctx, key)
+			evs, err = s.events.EventsByKey(ctx, keys)
 			return err
 		},
 		func(ctx context.Context) error {
 			return s.az.Preload(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver)
-		},
-	}
+		})
+	return evs, err
 }
 
-// claimHead runs ClaimHead for c. When the record of the step st named
-// the head the run claims next (D-M2-26-70), the reads of the attempt
-// travel with the claim (txn.Together, ADR 0085), so a run that goes on
-// pays one round trip for the claim, the event and the rights; they are
-// used only when the claim claimed that very head. The expectation is
-// used once.
-func (s *Deliveries) claimHead(ctx context.Context, t *DeliveryTarget, st *step, c HeadClaimRequest) (HeadClaim, attemptRead, error) {
-	next := st.nextEvent
-	st.nextEvent = eventsync.EventKey{}
-	var hc HeadClaim
-	claim := func(ctx context.Context) error {
-		var err error
-		hc, err = s.store.ClaimHead(ctx, c)
-		return err
+// claimBatch claims heads, due and allowed, as one batch with one lease
+// and signs their requests. The claim and the lease wake-up, when the
+// claim needs one, do not depend on one another: their statements travel
+// in one round trip (ADR 0085). The wake-up (ADR 0067) sends an attempt
+// again once its lease has run out when its send or record ends with an
+// error, a cancellation or a crash. A wake-up is due at the latest end of
+// any lease of the run that inserts it and stays after the run; every
+// later claim whose lease ends by then, of this run or of a later one,
+// inserts nothing (ADR 0087).
+func (s *Deliveries) claimBatch(ctx context.Context, t *DeliveryTarget, st *step, heads []PendingHead,
+	evs map[int64]eventsync.Event, window webhook.RateWindow, now time.Time, host string) (*batch, error) {
+	lease := now.Add(s.leaseLength())
+	wakeUp := s.wakeUpFor(ctx, t, st, lease)
+	req := HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now, LeaseUntil: lease, RateWindow: window, WakeUpAt: wakeUp}
+	for _, h := range heads {
+		req.Heads = append(req.Heads, h.ID)
 	}
-	var r attemptRead
-	if next.Seq == 0 {
-		err := claim(ctx)
-		return hc, r, err
+	var claimed []ClaimedHead
+	err := txn.Together(ctx,
+		func(ctx context.Context) error {
+			var err error
+			claimed, err = s.store.ClaimHeads(ctx, req)
+			return err
+		},
+		func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, wakeUp) })
+	if err != nil || len(claimed) == 0 {
+		return nil, err
 	}
-	err := txn.Together(ctx, append([]func(ctx context.Context) error{claim}, s.readFor(t, &r, next)...)...)
-	return hc, r, err
+	// The claim wrote the window, which counts an attempt whose lease ran
+	// out unrecorded; that lease is over, and the batch's begins.
+	t.Lease, t.RateWindow = Lease{DeliveryID: claimed[0].ID, Until: lease}, window
+	b := &batch{target: *t, host: host}
+	for _, head := range claimed {
+		a, err := s.sign(ctx, t, st.c, head, evs[head.EventSeq], now)
+		if err != nil {
+			return nil, err
+		}
+		b.attempts = append(b.attempts, a)
+	}
+	return b, nil
 }
 
 // wakeUpFor returns when the lease wake-up that a lease of t ending at

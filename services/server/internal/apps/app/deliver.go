@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
 )
@@ -56,7 +57,7 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 // its failure scheduled, so jobs do not pile up behind a head in backoff.
 func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, scheduledAt time.Time) error {
 	c := &chain{start: s.clock.Now(), scheduledAt: scheduledAt}
-	var last *sent
+	var last *sentBatch
 	for {
 		var st *step
 		err := s.uow.Do(ctx, func(ctx context.Context) error {
@@ -64,9 +65,9 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 			return s.step(ctx, subscriptionID, st, last)
 		})
 		if err != nil && st != nil && st.recorded {
-			// The claim of the next head failed after the record of the
-			// previous attempt: write the record alone, so the answer that
-			// arrived stays recorded, then let River retry the run.
+			// The claim of the next batch failed after the record of the
+			// previous one: write the record alone, so the answers that
+			// arrived stay recorded, then let River retry the run.
 			return errors.Join(err, s.recordAlone(ctx, subscriptionID, c, last))
 		}
 		if err != nil {
@@ -86,11 +87,11 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 		if st.next == nil {
 			return nil
 		}
-		last = s.send(ctx, c, st.next)
+		last = s.sendBatch(ctx, c, st.next)
 		if last == nil {
 			// The worker stops, the job ran out of time or the lease ran
-			// out before the send: not the receiver's failure. The lease
-			// wake-up sends the head again.
+			// out before the first send: not the receiver's failure. The
+			// lease wake-up sends the batch again.
 			return ctx.Err()
 		}
 		if c.stop {
@@ -100,45 +101,94 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 }
 
 // step is one unit of work of a run, under the subscription's row lock:
-// the record of last, the attempt the previous step sent (nil for the
-// run's first step and after a wait for the rate), and the claim of the
-// next head when the record lets the run go on.
-func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, last *sent) error {
+// the record of last, the batch the previous step sent (nil for the run's
+// first step and after a wait for the rate), and the claim of the next
+// batch when the record lets the run go on.
+func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, last *sentBatch) error {
 	if last == nil {
-		t, found, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
+		t, heads, found, err := s.store.LockDeliveryTarget(ctx, subscriptionID, s.opts.BatchMaxDeliveries)
 		if err != nil || !found {
 			return err
 		}
-		st.next, err = s.claim(ctx, &t, st)
+		st.next, err = s.claim(ctx, &t, st, heads)
 		return err
 	}
 	// The record takes the row lock in its own statement.
-	t, err := s.record(ctx, st, last)
+	t, heads, err := s.record(ctx, st, last)
 	if err != nil || t == nil {
 		return err
 	}
 	st.recorded = true
-	st.next, err = s.claim(ctx, t, st)
+	st.next, err = s.claim(ctx, t, st, heads)
 	return err
 }
 
-// send sends a claimed attempt outside any transaction. Its deadline is the
+// sendBatch sends the attempts of b one after the other, outside any
+// transaction (ADR 0088): each only after the one before it was accepted
+// (a 2xx), and one after the first only while a whole attempt
+// (webhook.delivery_timeout) fits before its deadline, so no send is cut
+// short by the batch. The first failure, a job whose context ended or
+// the batch's time ends the sends; the heads left are unsent and get
+// their attempt back in the record. It returns nil when the first send
+// got no answer because the job's own context ended, or the lease ran out
+// before it.
+func (s *Deliveries) sendBatch(ctx context.Context, c *chain, b *batch) *sentBatch {
+	out := &sentBatch{batch: b}
+	for i, a := range b.attempts {
+		if i > 0 && (c.stop || s.attemptTime(a) < s.opts.DeliveryTimeout || !accepted(out.sent[i-1])) {
+			for _, rest := range b.attempts[i:] {
+				out.unsent = append(out.unsent, rest.head)
+			}
+			break
+		}
+		r, ok := s.send(ctx, c, a)
+		if !ok {
+			if i == 0 {
+				return nil
+			}
+			// A send the cancellation cut off is left as it is: its
+			// attempt counts a request that may have left, and after the
+			// record, which the run still writes, the next claim sends it
+			// again with the same webhook-id.
+			c.stop = true
+			for _, rest := range b.attempts[i+1:] {
+				out.unsent = append(out.unsent, rest.head)
+			}
+			break
+		}
+		out.sent = append(out.sent, r)
+	}
+	return out
+}
+
+// accepted reports whether the receiver accepted r (a 2xx), after which a
+// batch goes on with its next attempt.
+func accepted(r sent) bool {
+	return webhook.Classify(r.res.StatusCode, r.err).Kind == webhook.OutcomeSuccess
+}
+
+// attemptTime is how long an attempt of a may take from now: until the
 // end of its lease less webhook.lease_record_allowance, measured after the
 // claim committed, so the lease always outlives the attempt it covers
-// (D-M2-26-38) and its record (D-M2-26-58): no other job can claim the
-// subscription while the request may still be on its way or its answer is
-// being recorded. It
-// returns nil when the job's own context ended before an answer arrived;
-// an answer that arrived while the context ended is returned with c.stop
+// (D-M2-26-38) and its record (D-M2-26-58), and at most
+// webhook.delivery_timeout.
+func (s *Deliveries) attemptTime(a *attempt) time.Duration {
+	return a.head.LeaseUntil.Add(-s.opts.LeaseRecordAllowance).Sub(s.clock.Now())
+}
+
+// send sends a claimed attempt outside any transaction with the deadline
+// attemptTime, at most webhook.delivery_timeout: no other job can claim
+// the subscription while the request may still be on its way or its
+// answer is being recorded. It returns false when the job's own context
+// ended before an answer arrived or the lease ran out before the send; an
+// answer that arrived while the context ended is returned with c.stop
 // set, to be recorded.
-func (s *Deliveries) send(ctx context.Context, c *chain, a *attempt) *sent {
-	// The attempt ends the allowance before the lease, so its record
-	// locks the subscription while the lease still holds.
-	remaining := a.head.LeaseUntil.Add(-s.opts.LeaseRecordAllowance).Sub(s.clock.Now())
+func (s *Deliveries) send(ctx context.Context, c *chain, a *attempt) (sent, bool) {
+	remaining := min(s.attemptTime(a), s.opts.DeliveryTimeout)
 	if remaining <= 0 {
 		// The commit outlasted the lease: nothing is sent, and the run's
 		// lease wake-up, or any job after the lease, claims the head again.
-		return nil
+		return sent{}, false
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, remaining)
 	defer cancel()
@@ -146,21 +196,21 @@ func (s *Deliveries) send(ctx context.Context, c *chain, a *attempt) *sent {
 	res, err := s.sender.Send(sendCtx, a.req)
 	if ctx.Err() != nil {
 		if err != nil {
-			return nil
+			return sent{}, false
 		}
 		c.stop = true
 	}
 	s.metrics.sentAttempt(ctx, res, err, time.Since(start))
-	return &sent{attempt: *a, res: res, err: err}
+	return sent{attempt: a, res: res, err: err}, true
 }
 
 // recordAlone records last in a unit of work of its own, after the claim
 // of the next head failed in the unit of work the record shared with it.
-func (s *Deliveries) recordAlone(ctx context.Context, subscriptionID ids.ID, c *chain, last *sent) error {
+func (s *Deliveries) recordAlone(ctx context.Context, subscriptionID ids.ID, c *chain, last *sentBatch) error {
 	var st *step
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
 		st = c.begin()
-		_, err := s.record(ctx, st, last)
+		_, _, err := s.record(ctx, st, last)
 		return err
 	})
 	if err != nil {

@@ -55,6 +55,14 @@ type DeliveryOptions struct {
 	// the job goes on with the next head. A run's lease wake-up is due this
 	// long plus one lease (leaseLength) after its start (ADR 0067).
 	ChainMaxDuration time.Duration
+	// BatchMaxDeliveries is webhook.batch_max_deliveries: the most due
+	// heads of a subscription one claim takes and sends one after the
+	// other under one lease (ADR 0088); 1 claims one head at a time.
+	BatchMaxDeliveries int
+	// BatchMaxDuration is webhook.batch_max_duration: how long after its
+	// claim a batch starts its sends after the first; a batch's lease
+	// lasts this much longer than one attempt's (leaseLength).
+	BatchMaxDuration time.Duration
 }
 
 func (o DeliveryOptions) validate() error {
@@ -73,6 +81,8 @@ func (o DeliveryOptions) validate() error {
 		return errors.New("apps: webhook.secret_rotation_overlap must be positive")
 	case o.ChainMaxDeliveries < 1 || o.ChainMaxDuration <= 0:
 		return errors.New("apps: webhook.chain_max_deliveries and webhook.chain_max_duration must be positive")
+	case o.BatchMaxDeliveries < 1 || o.BatchMaxDuration <= 0:
+		return errors.New("apps: webhook.batch_max_deliveries and webhook.batch_max_duration must be positive")
 	}
 	return nil
 }

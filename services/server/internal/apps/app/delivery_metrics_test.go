@@ -75,11 +75,11 @@ type deadlockedClaim struct {
 	claims atomic.Int32
 }
 
-func (s *deadlockedClaim) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (app.HeadClaim, error) {
+func (s *deadlockedClaim) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
 	if s.claims.Add(1) == 2 {
-		return app.HeadClaim{}, &pgconn.PgError{Code: "40P01"}
+		return nil, &pgconn.PgError{Code: "40P01"}
 	}
-	return s.DeliveryStore.ClaimHead(ctx, c)
+	return s.DeliveryStore.ClaimHeads(ctx, c)
 }
 
 // TestDeliveryMetricsCountARepeatedUnitOfWorkOnce: the unit of work that
@@ -91,10 +91,11 @@ func TestDeliveryMetricsCountARepeatedUnitOfWorkOnce(t *testing.T) {
 	b := deliveryWorld(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
 		store.DeliveryStore = s
 		return store
-	}})
+	}, change: func(o *app.DeliveryOptions) { o.BatchMaxDeliveries = 1 }})
 	b.post(t, b.w.Alex, b.w.Eskalation, "recorded twice, counted once")
 	// A second head, so the unit of work that records the first claims
-	// again (D-M2-26-67).
+	// again (D-M2-26-67); one head per claim, so it is not in the first
+	// batch.
 	b.post(t, b.w.Alex, b.w.Eskalation, "the head after it")
 	b.runRound(t)
 	b.deliver(t, b.sub)

@@ -44,9 +44,14 @@ type DeliveryStore interface {
 	CountPending(ctx context.Context, subs []ids.ID, limit int) (map[ids.ID]int, error)
 	// LockDeliveryTarget returns the app subscription id with its
 	// installation and app principal, taking the subscription's row lock
-	// (FOR NO KEY UPDATE) until the unit of work ends; false when there is
-	// no app subscription id.
-	LockDeliveryTarget(ctx context.Context, id ids.ID) (DeliveryTarget, bool, error)
+	// (FOR NO KEY UPDATE) until the unit of work ends, and up to heads of
+	// its pending deliveries in seq order (PendingHeads) in the same round
+	// trip; false when there is no app subscription id.
+	LockDeliveryTarget(ctx context.Context, id ids.ID, heads int) (DeliveryTarget, []PendingHead, bool, error)
+	// PendingHeads returns up to max of the subscription's pending
+	// deliveries in seq order, never nil. The caller holds the
+	// subscription's row lock.
+	PendingHeads(ctx context.Context, subscriptionID ids.ID, max int) ([]PendingHead, error)
 	// LockLiveSubscriptions returns every app subscription in state active
 	// or paused whose installation is active or suspended, ordered by id,
 	// each with its row lock; never nil.
@@ -54,44 +59,48 @@ type DeliveryStore interface {
 	// SetSubscriptionState writes a system transition: state, disabled_at
 	// (zero for none) and updated_at = now. The caller holds the row lock.
 	SetSubscriptionState(ctx context.Context, id ids.ID, state apps.SubscriptionState, disabledAt, now time.Time) error
-	// ClaimHead claims the subscription's head (its pending row with the
-	// lowest event_seq) when it is due (next_attempt_at at or before
-	// c.Now) and the rate limit lets it go (c.RateOpensAt at or before
-	// c.Now): attempt + 1, and the subscription takes the lease of the
-	// attempt (Lease{head, c.LeaseUntil}) and c.RateWindow. The caller
-	// holds the subscription's row lock and has seen no lease in force
-	// (DeliveryTarget.Lease). The result says whether it claimed, and
-	// otherwise when a pending head is due (zero without a head), whatever
-	// the rate.
-	ClaimHead(ctx context.Context, c HeadClaimRequest) (HeadClaim, error)
+	// ClaimHeads claims the batch c.Heads (ADR 0088): attempt + 1 for
+	// each, and the subscription takes the lease of the batch
+	// (Lease{c.Heads[0], c.LeaseUntil}) and c.RateWindow. The caller holds
+	// the subscription's row lock, under which it read the heads
+	// (PendingHeads) and found them due and consecutive from the head, and
+	// has seen no lease in force (DeliveryTarget.Lease). It returns the
+	// claimed heads in seq order, and none when, as the claim finds them,
+	// they are not exactly the subscription's first pending deliveries or
+	// not all due: the read in the statement that took the row lock sees
+	// the rows as they were before the lock waited for another
+	// transaction, so the caller reads them again (PendingHeads).
+	ClaimHeads(ctx context.Context, c HeadClaimRequest) ([]ClaimedHead, error)
 	// MarkHeadStalled makes the subscription's head name internal_error
 	// and be due at nextAttemptAt, still pending (D-M2-26-42). It returns
 	// the head's event_seq, and false without a head. The caller holds the
 	// subscription's row lock.
 	MarkHeadStalled(ctx context.Context, subscriptionID ids.ID, nextAttemptAt, now time.Time) (int64, bool, error)
-	// FinishUnsent ends a claimed head without a request: status dead,
-	// last_error code, next_attempt_at cleared and attempt set back to
-	// attempt (an attempt that sent nothing is not counted), and gives the
-	// subscription's lease of the head back. response_code keeps the answer
-	// of an earlier attempt.
-	FinishUnsent(ctx context.Context, deliveryID ids.ID, attempt int, code apps.LastError, now time.Time) error
+	// FinishUnsent ends a pending head that a run read and did not claim
+	// without a request: status dead, last_error code, next_attempt_at
+	// cleared; its attempt stays (no request of the run left) and
+	// response_code keeps the answer of an earlier attempt. The caller
+	// holds the subscription's row lock.
+	FinishUnsent(ctx context.Context, deliveryID ids.ID, code apps.LastError, now time.Time) error
 	// ExpirePending makes every pending row of the subscription with an
 	// event_seq below belowSeq dead with last_error event_expired and
 	// returns how many there were with their lowest and highest event_seq.
 	ExpirePending(ctx context.Context, subscriptionID ids.ID, belowSeq int64, now time.Time) (Expired, error)
 	// RecordAttempt takes the subscription's row lock as LockDeliveryTarget
-	// does and, in the same round trip, writes the outcome of a sent
-	// attempt when the subscription's standing and rate are r.Expected
-	// (D-M2-26-68) and the delivery is still pending with the claimed
-	// attempt, together with the subscription's change when r.Subscription
-	// is set. It returns the locked target as it was before the record,
-	// whether the expectation held (false: nothing is written, and the
-	// caller computes the record again from the target), whether the
-	// outcome was written (false: the row was deleted, redelivered or
-	// claimed again, and the result is discarded) and whether another
-	// delivery of the subscription is pending. Whenever the expectation
-	// held, the subscription's lease of the delivery is given back. Found
-	// is false, and nothing written, when the subscription is gone.
+	// does and, in the same round trip, writes the outcomes of a batch's
+	// sent attempts when the subscription's standing and rate are
+	// r.Expected (D-M2-26-68), each while its delivery is still pending
+	// with the claimed attempt, gives the heads the batch did not send
+	// (r.Unsent) their attempt back, and writes the subscription's change
+	// when r.Subscription is set and every outcome was written. It returns
+	// the locked target as it was before the record, whether the
+	// expectation held (false: nothing is written, and the caller computes
+	// the record again from the target), whether the outcomes were written
+	// (false: a row was deleted, redelivered or claimed again, and the
+	// batch's result is discarded) and up to r.NextHeads of the
+	// subscription's other pending deliveries. Whenever the expectation
+	// held, the subscription's lease of the batch is given back. Found is
+	// false, and nothing written, when the subscription is gone.
 	RecordAttempt(ctx context.Context, r AttemptRecord) (Recorded, error)
 }
 
@@ -180,15 +189,15 @@ type Lease struct {
 // InForce reports whether the lease still holds at now.
 func (l Lease) InForce(now time.Time) bool { return !l.DeliveryID.IsZero() && now.Before(l.Until) }
 
-// HeadClaimRequest is what ClaimHead is asked to claim.
+// HeadClaimRequest is what ClaimHeads is asked to claim.
 type HeadClaimRequest struct {
-	// SubscriptionID names the subscription whose head is claimed.
+	// SubscriptionID names the subscription whose heads are claimed.
 	SubscriptionID ids.ID
+	// Heads are the deliveries to claim, in seq order; the lease names the
+	// first.
+	Heads []ids.ID
 	// Now is the claim's time; LeaseUntil the end of the lease it takes.
 	Now, LeaseUntil time.Time
-	// RateOpensAt is the earliest time the rate limit lets the head go
-	// (webhook.RateWindow.OpensAt); zero when nothing holds it.
-	RateOpensAt time.Time
 	// RateWindow is written with the lease; nil for a subscription
 	// without a limit.
 	RateWindow webhook.RateWindow
@@ -199,15 +208,14 @@ type HeadClaimRequest struct {
 	WakeUpAt time.Time
 }
 
-// HeadClaim is what ClaimHead found.
-type HeadClaim struct {
-	// Claimed is true when the head was due and is now claimed and leased.
-	Claimed bool
-	// Head is the claimed head; set when Claimed.
-	Head ClaimedHead
-	// DueAt is when the pending head that was not due will be; zero when
-	// Claimed or when there is no head.
-	DueAt time.Time
+// PendingHead is a pending delivery of a subscription as its lock or the
+// record of an attempt read it: a head a run may claim next.
+type PendingHead struct {
+	// ID names the delivery, Event its event in the log (ADR 0068).
+	ID    ids.ID
+	Event eventsync.EventKey
+	// NextAttemptAt is when it is due.
+	NextAttemptAt time.Time
 }
 
 // SubscriptionRef names a subscription with its state and app.
@@ -218,7 +226,7 @@ type SubscriptionRef struct {
 	AppID ids.ID
 }
 
-// ClaimedHead is a head delivery as ClaimHead leased it.
+// ClaimedHead is a head delivery as ClaimHeads claimed it.
 type ClaimedHead struct {
 	// ID, EventSeq and EventID name the delivery and its event;
 	// EventOccurredAt completes the event's key in the log (ADR 0068).
@@ -248,13 +256,13 @@ type Recorded struct {
 	AsExpected bool
 	// Written is false when the result was discarded.
 	Written bool
-	// Next is the event key of the lowest delivery of the subscription
-	// other than the recorded one that was pending when the record was
-	// written, whatever its seq: the head the run claims next (D-M2-26-70).
-	// Zero when none is pending: the run then ends without claiming
-	// (D-M2-26-67), since a row a round creates later comes with a job of
-	// its own.
-	Next eventsync.EventKey
+	// Next are up to AttemptRecord.NextHeads of the deliveries of the
+	// subscription other than the recorded ones that were pending when
+	// the record was written, in seq order, whatever their seq: the heads
+	// the run claims next (D-M2-26-70). Empty when none is pending: the
+	// run then ends without claiming (D-M2-26-67), since a row a round
+	// creates later comes with a job of its own.
+	Next []PendingHead
 }
 
 // Expired is the result of ExpirePending.
@@ -265,14 +273,42 @@ type Expired struct {
 	FirstSeq, LastSeq int64
 }
 
-// AttemptRecord is the outcome of one sent attempt as RecordAttempt writes
-// it.
+// AttemptRecord is the record of a batch's sent attempts as RecordAttempt
+// writes it (ADR 0088).
 type AttemptRecord struct {
-	// SubscriptionID, DeliveryID and Attempt name the claimed delivery;
-	// the row is written only while it is pending with this attempt.
-	SubscriptionID ids.ID
-	DeliveryID     ids.ID
-	Attempt        int
+	// SubscriptionID names the subscription; LeaseDeliveryID the delivery
+	// its lease of the batch names, given back.
+	SubscriptionID  ids.ID
+	LeaseDeliveryID ids.ID
+	// Outcomes are the sent attempts in seq order; each row is written
+	// only while it is pending with its claimed attempt.
+	Outcomes []AttemptOutcome
+	// Unsent are the heads the batch claimed and did not send; each gets
+	// its attempt back while it is pending with its claimed attempt.
+	Unsent []ClaimedHead
+	// Subscription is the subscription's change after the last outcome,
+	// nil when it stays as it is (a throttle).
+	Subscription *SubscriptionChange
+	// RateWindow is the subscription's rate window with the attempts'
+	// ends, written whether or not the result is discarded; nil without a
+	// limit (ADR 0081).
+	RateWindow webhook.RateWindow
+	// Now stamps updated_at.
+	Now time.Time
+	// Expected is what the record was computed from; it is written only
+	// when the subscription still has it (D-M2-26-68).
+	Expected RecordBasis
+	// NextHeads is how many pending heads Recorded.Next names at most.
+	NextHeads int
+}
+
+// AttemptOutcome is the outcome of one sent attempt of a batch.
+type AttemptOutcome struct {
+	// DeliveryID and Attempt name the claimed delivery; EventSeq its
+	// event.
+	DeliveryID ids.ID
+	Attempt    int
+	EventSeq   int64
 	// StoredAttempt is the attempt the row keeps: Attempt, or Attempt - 1
 	// when the egress guard refused the target before any byte left
 	// (attempt counts requests, D-M2-26-43).
@@ -286,18 +322,6 @@ type AttemptRecord struct {
 	LastError apps.LastError
 	// ResponseCode is the HTTP status of the answer, 0 when none arrived.
 	ResponseCode int
-	// Subscription is the subscription's change, nil when it stays as it
-	// is (a throttle).
-	Subscription *SubscriptionChange
-	// RateWindow is the subscription's rate window with this attempt's
-	// end, written whether or not the result is discarded; nil without a
-	// limit (ADR 0081).
-	RateWindow webhook.RateWindow
-	// Now stamps updated_at.
-	Now time.Time
-	// Expected is what the record was computed from; it is written only
-	// when the subscription still has it (D-M2-26-68).
-	Expected RecordBasis
 }
 
 // RecordBasis is the part of a subscription the record of an attempt is
@@ -316,8 +340,9 @@ type SubscriptionChange struct {
 	DisabledAt time.Time
 	// ConsecutiveFailures after the attempt.
 	ConsecutiveFailures int
-	// Delivered raises last_delivered_seq to the event's seq (GREATEST).
-	Delivered bool
+	// DeliveredSeq, when not 0, raises last_delivered_seq to it
+	// (GREATEST): the highest seq of the batch's accepted deliveries.
+	DeliveredSeq int64
 	// SigningKeyKID replaces signing_key_kid when not "": the active key
 	// that signed an accepted delivery (D-M2-26-4).
 	SigningKeyKID string

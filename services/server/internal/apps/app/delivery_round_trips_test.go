@@ -28,24 +28,26 @@ func twoHeadsTraced(t *testing.T) (*bundle, *queryLog) {
 	return b, c
 }
 
-// TestDeliveryRunEndsWithoutAClaimThatFindsNothing (D-M2-26-67): the
-// record of a run's last pending delivery tells that nothing else is
-// pending, so the run ends without one more claim; a head a later round
-// creates is delivered by the run of the job that round leaves.
+// TestDeliveryRunEndsWithoutAClaimThatFindsNothing (D-M2-26-67, ADR
+// 0088): the run claims both pending heads as one batch, sends them one
+// after the other and records both in one statement, which tells that
+// nothing else is pending, so the run ends without one more claim; a head
+// a later round creates is delivered by the run of the job that round
+// leaves.
 func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	t.Parallel()
 	b, c := twoHeadsTraced(t)
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 2)
-	require.Equal(t, 3, c.count("WebhookSubscriptionLockDeliveryTarget"),
-		"the run's first lock, then each record locks in its own statement (D-M2-26-68)")
-	require.Equal(t, 2, c.count("WebhookDeliveryClaimHead"), "one claim per head, none after the last record")
-	require.Equal(t, 20, c.total(), "the run's statements: the first unit of work BEGIN, SET LOCAL, lock, claim, "+
-		"event, grants, sync_epoch, lease wake-up, COMMIT; the second BEGIN, SET LOCAL, lock and record, claim, event, "+
-		"grants, COMMIT; the last BEGIN, SET LOCAL, lock and record, COMMIT (the wake-up stays for later runs, ADR 0087)")
-	require.Equal(t, 10, c.roundTrips(), "the first unit of work BEGIN with the lock, claim, event with grants "+
-		"and lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the record, the claim with the "+
-		"event the record named and the grants (D-M2-26-70), COMMIT; the last BEGIN with the record, COMMIT")
+	require.Equal(t, 2, c.count("WebhookSubscriptionLockDeliveryTarget"),
+		"the run's first lock with its heads, then the batch's record locks in its own statement (D-M2-26-68)")
+	require.Equal(t, 1, c.count("WebhookDeliveryClaimHeads"), "one claim for the batch, none after its record")
+	require.Equal(t, 1, c.count("EventListByKeys"), "one read for the batch's events")
+	require.Equal(t, 13, c.total(), "the run's statements: the first unit of work BEGIN, SET LOCAL, lock with the "+
+		"heads, events, grants, claim, lease wake-up, sync_epoch, COMMIT; the second BEGIN, SET LOCAL, lock and "+
+		"record, COMMIT (the wake-up stays for later runs, ADR 0087)")
+	require.Equal(t, 7, c.roundTrips(), "the first unit of work BEGIN with the lock, the events with the grants, "+
+		"the claim with the lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the record, COMMIT")
 
 	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
 	b.runRound(t)
@@ -74,7 +76,7 @@ func TestDeliveryRunGoesOnWithAHeadThatCameDuringItsLastAttempt(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	rounds := b.w.Scheduled(t, b.sub)
-	wakeUp := b.now().Add(b.opts.ChainMaxDuration + b.opts.DeliveryTimeout + b.opts.LeaseRecordAllowance)
+	wakeUp := b.now().Add(b.opts.ChainMaxDuration + b.leaseLength())
 	b.deliver(t, b.sub)
 	got := b.recv.wait(t, 3)
 	require.Len(t, got, 3, "the run delivered the head that came during its last attempt")

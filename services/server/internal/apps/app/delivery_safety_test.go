@@ -298,45 +298,49 @@ func failingRecordOf(nth int32) options {
 	}}
 }
 
-// TestDeliveryCrashMidChainSendsAgainAfterTheLease (ADR 0067): a run sends
-// a chain of heads and dies after sending the second. The run scheduled
-// one lease wake-up, at its first claim, for the latest time a lease of the
-// run can end (its start + webhook.chain_max_duration +
-// webhook.delivery_timeout); its later claims inserted nothing, and every
-// claim still leased its head for webhook.delivery_timeout. A retry of the
-// run inside the lease sends nothing; the wake-up sends the second head
-// again with the same webhook-id and the chain goes on in seq order.
+// TestDeliveryCrashMidChainSendsAgainAfterTheLease (ADR 0067, ADR 0088): a
+// run sends a chain of batches of two heads and dies after sending the
+// second batch. The run scheduled one lease wake-up, at its first claim,
+// for the latest time a lease of the run can end (its start +
+// webhook.chain_max_duration + a lease); its later claim inserted nothing,
+// and every claim still leased its batch for one lease, named by the
+// batch's first head. A retry of the run inside the lease sends nothing;
+// the wake-up sends both heads of the second batch again with the same
+// webhook-ids, in order, and the chain goes on.
 func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
 	t.Parallel()
-	b := deliveryWorld(t, failingRecordOf(2))
+	o := failingRecordOf(2)
+	o.change = func(o *app.DeliveryOptions) { o.BatchMaxDeliveries = 2 }
+	b := deliveryWorld(t, o)
 	sub := b.sub
-	for _, text := range []string{"first", "second", "third", "fourth"} {
+	for _, text := range []string{"first", "second", "third", "fourth", "fifth"} {
 		b.post(t, b.w.Alex, b.w.Eskalation, text)
 	}
 	b.runRound(t)
 	rows := b.deliveries(t, sub)
-	require.Len(t, rows, 4)
+	require.Len(t, rows, 5)
 	before := b.w.Scheduled(t, sub)
 	start := b.now()
 
-	require.ErrorIs(t, b.d.Deliver(bg, sub), errInjected, "the run dies after sending the second head")
+	require.ErrorIs(t, b.d.Deliver(bg, sub), errInjected, "the run dies after sending the second batch")
 	got := b.recv.requests()
-	require.Len(t, got, 2)
-	wakeUp := start.Add(b.opts.ChainMaxDuration + b.opts.DeliveryTimeout + b.opts.LeaseRecordAllowance)
+	require.Len(t, got, 4)
+	wakeUp := start.Add(b.opts.ChainMaxDuration + b.leaseLength())
 	require.Equal(t, append(before, wakeUp), b.w.Scheduled(t, sub), "one wake-up for the run, none per claim")
-	second := b.deliveries(t, sub)[1]
-	require.Equal(t, "pending", second.Status)
-	require.Equal(t, 1, second.Attempt)
+	for _, d := range b.deliveries(t, sub)[2:4] {
+		require.Equal(t, "pending", d.Status)
+		require.Equal(t, 1, d.Attempt, "each head of the batch counts its request")
+	}
 	var leaseOf ids.ID
 	var leaseUntil time.Time
 	require.NoError(t, b.db.App.QueryRow(bg, `SELECT lease_delivery_id, lease_until FROM webhook_subscriptions WHERE id = $1`, sub).
 		Scan(&leaseOf, &leaseUntil))
-	require.Equal(t, second.ID, leaseOf, "the subscription holds the lease of the second head")
-	require.True(t, leaseUntil.Equal(start.Add(b.opts.DeliveryTimeout+b.opts.LeaseRecordAllowance)),
-		"the claim leased it for webhook.delivery_timeout and the time to record its answer (D-M2-26-58)")
+	require.Equal(t, rows[2].ID, leaseOf, "the subscription holds the lease of the second batch, named by its first head")
+	require.True(t, leaseUntil.Equal(start.Add(b.leaseLength())),
+		"the claim leased it for its sends, one webhook.delivery_timeout and the time to record the answers (D-M2-26-58)")
 
 	b.deliver(t, sub) // River's retry of the run, inside the lease
-	require.Len(t, b.recv.requests(), 2, "the lease keeps a retry from sending")
+	require.Len(t, b.recv.requests(), 4, "the lease keeps a retry from sending")
 	b.advance(t, wakeUp.Sub(b.now()))
 	b.deliver(t, sub) // the wake-up
 	got = b.recv.requests()
@@ -345,12 +349,13 @@ func TestDeliveryCrashMidChainSendsAgainAfterTheLease(t *testing.T) {
 		order = append(order, r.id)
 	}
 	ev := func(i int) string { return rows[i].EventID.String() }
-	require.Equal(t, []string{ev(0), ev(1), ev(1), ev(2), ev(3)}, order, "the second again with the same webhook-id, then the rest in order")
+	require.Equal(t, []string{ev(0), ev(1), ev(2), ev(3), ev(2), ev(3), ev(4)}, order,
+		"the second batch again with the same webhook-ids, then the rest in order")
 	for i, r := range b.deliveries(t, sub) {
 		require.Equal(t, "succeeded", r.Status, "delivery %d", i)
 	}
-	require.Equal(t, 2, b.deliveries(t, sub)[1].Attempt)
-	require.Equal(t, rows[3].EventSeq, b.subscription(t, sub).LastDeliveredSeq)
+	require.Equal(t, 2, b.deliveries(t, sub)[3].Attempt)
+	require.Equal(t, rows[4].EventSeq, b.subscription(t, sub).LastDeliveredSeq)
 }
 
 // TestDeliveryLeaseWakeUpIsBoundedByTheJobDeadline (ADR 0067): a run whose
@@ -380,7 +385,7 @@ func TestDeliveryWakeUpMadeAvailableEarlyLeavesAJob(t *testing.T) {
 	t.Parallel()
 	b, sub := withPending(t, failingRecordOf(1), "sent, never recorded")
 	require.ErrorIs(t, b.d.Deliver(bg, sub), errInjected, "the run dies after its send")
-	leaseUntil := b.now().Add(b.opts.DeliveryTimeout + b.opts.LeaseRecordAllowance)
+	leaseUntil := b.now().Add(b.leaseLength())
 	b.advance(t, time.Second)
 	before := b.w.Scheduled(t, sub)
 	require.NoError(t, b.d.DeliverScheduled(bg, sub, b.now()), "a job due now finds the lease in force")
@@ -404,7 +409,7 @@ func TestDeliveryWakeUpMadeAvailableEarlyLeavesAJob(t *testing.T) {
 func TestDeliveryRunsShareALeaseWakeUp(t *testing.T) {
 	t.Parallel()
 	b, sub := withPending(t, failingRecordOf(2), "first")
-	lease := b.opts.DeliveryTimeout + b.opts.LeaseRecordAllowance
+	lease := b.leaseLength()
 	rounds := b.w.Scheduled(t, sub)
 	wakeUp := b.now().Add(b.opts.ChainMaxDuration + lease)
 	require.NoError(t, b.d.Deliver(bg, sub))

@@ -74,7 +74,21 @@ func defaultOptions() app.DeliveryOptions {
 		SecretRotationOverlap:     24 * time.Hour,
 		ChainMaxDeliveries:        100,
 		ChainMaxDuration:          30 * time.Second,
+		BatchMaxDeliveries:        16,
+		BatchMaxDuration:          time.Second,
 	}
+}
+
+// leaseLength is how long a claim of b's delivery path leases its batch
+// (ADR 0088): one attempt, the time to record its answers and, when a
+// batch may hold more than one head, the time in which it starts its
+// sends.
+func (b *bundle) leaseLength() time.Duration {
+	d := b.opts.DeliveryTimeout + b.opts.LeaseRecordAllowance
+	if b.opts.BatchMaxDeliveries > 1 {
+		d += b.opts.BatchMaxDuration
+	}
+	return d
 }
 
 type options struct {

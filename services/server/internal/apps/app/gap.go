@@ -14,25 +14,25 @@ import (
 // below the lowest retained seq become dead with event_expired, and the
 // audit entry names the first and last lost seq. A re-enable then goes on
 // with the first retained pending row.
-func (s *Deliveries) gap(ctx context.Context, t *DeliveryTarget, st *step, head ClaimedHead, now time.Time) error {
+func (s *Deliveries) gap(ctx context.Context, t *DeliveryTarget, st *step, head PendingHead, now time.Time) error {
 	minRetained, err := s.events.MinRetainedSeq(ctx)
 	if err != nil {
 		return err
 	}
-	if err := s.store.FinishUnsent(ctx, head.ID, head.Attempt-1, apps.LastErrorEventExpired, now); err != nil {
+	if err := s.store.FinishUnsent(ctx, head.ID, apps.LastErrorEventExpired, now); err != nil {
 		return err
 	}
 	exp, err := s.store.ExpirePending(ctx, t.SubscriptionID, minRetained, now)
 	if err != nil {
 		return err
 	}
-	st.failed(failure{subscriptionID: t.SubscriptionID, seq: head.EventSeq,
+	st.failed(failure{subscriptionID: t.SubscriptionID, seq: head.Event.Seq,
 		reason: apps.LastErrorEventExpired, host: domain.TargetHost(t.URL)})
 	tr, ok, err := s.setState(ctx, t.SubscriptionID, t.Installation.AppID, t.standing(), webhook.EventGap, now)
 	if err != nil || !ok {
 		return err
 	}
-	tr.fromSeq, tr.toSeq = head.EventSeq, max(head.EventSeq, exp.LastSeq)
+	tr.fromSeq, tr.toSeq = head.Event.Seq, max(head.Event.Seq, exp.LastSeq)
 	if err := s.recordTransition(ctx, tr); err != nil {
 		return err
 	}

@@ -342,7 +342,7 @@ func (s *Deliveries) applyQuota(ctx context.Context, r *round, c Candidate, now 
 // change made meanwhile wins (NextSubscriptionState rejects max_pending on
 // anything but active).
 func (s *Deliveries) pauseForQuota(ctx context.Context, r *round, c Candidate, now time.Time) error {
-	t, ok, err := s.store.LockDeliveryTarget(ctx, c.SubscriptionID)
+	t, _, ok, err := s.store.LockDeliveryTarget(ctx, c.SubscriptionID, 0)
 	if err != nil || !ok {
 		return err
 	}

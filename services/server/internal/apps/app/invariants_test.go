@@ -173,11 +173,11 @@ type nextClaimFails struct {
 
 var errNextClaim = errors.New("injected failure of the next claim")
 
-func (s *nextClaimFails) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (app.HeadClaim, error) {
+func (s *nextClaimFails) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
 	if s.claims.Add(1) == 2 {
-		return app.HeadClaim{}, errNextClaim
+		return nil, errNextClaim
 	}
-	return s.DeliveryStore.ClaimHead(ctx, c)
+	return s.DeliveryStore.ClaimHeads(ctx, c)
 }
 
 // TestDeliveryAnswerIsRecordedWhenTheNextClaimFails: the receiver accepted
@@ -187,10 +187,11 @@ func (s *nextClaimFails) ClaimHead(ctx context.Context, c app.HeadClaimRequest) 
 func TestDeliveryAnswerIsRecordedWhenTheNextClaimFails(t *testing.T) {
 	t.Parallel()
 	store := &nextClaimFails{}
+	// One head per claim, so the second head needs a claim of its own.
 	b := deliveryWorld(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
 		store.DeliveryStore = s
 		return store
-	}})
+	}, change: func(o *app.DeliveryOptions) { o.BatchMaxDeliveries = 1 }})
 	b.post(t, b.w.Alex, b.w.Eskalation, "accepted")
 	b.post(t, b.w.Alex, b.w.Eskalation, "next")
 	b.runRound(t)

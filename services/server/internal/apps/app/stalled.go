@@ -29,7 +29,7 @@ func (s *Deliveries) Stalled(ctx context.Context, subscriptionID ids.ID, cause e
 	var seq int64
 	var marked bool
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
-		t, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID)
+		t, _, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID, 0)
 		if err != nil || !ok {
 			return err
 		}

@@ -55,6 +55,41 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 		require.Equal(t, 1, b.recv.peakInFlight())
 	})
 
+	t.Run("a 500 in the middle of a batch", func(t *testing.T) {
+		t.Parallel()
+		// The round makes the four rows while the subscription is paused,
+		// so the first run claims them as one batch (ADR 0088).
+		b := world(t, options{})
+		b.setState(t, b.sub, apps.SubscriptionPaused)
+		b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+			if n == 1 {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+		for _, text := range []string{"first", "second", "third", "fourth"} {
+			b.post(t, b.w.Alex, b.w.Eskalation, text)
+		}
+		rows := b.roundRows(t)
+		b.setState(t, b.sub, apps.SubscriptionActive)
+		b.recv.wait(t, 5)
+		eventually(t, "all succeeded", func() bool {
+			return b.statusesAre(t, "succeeded", "succeeded", "succeeded", "succeeded")
+		})
+		ev := func(i int) string { return rows[i].EventID.String() }
+		require.Equal(t, []string{ev(0), ev(1), ev(1), ev(2), ev(3)}, ids2(b.recv.requests()),
+			"nothing after the 500 until its retry, then the rest in order")
+		require.Equal(t, 1, b.recv.peakInFlight())
+		for i, r := range b.deliveries(t, b.sub) {
+			want := 1
+			if i == 1 {
+				want = 2
+			}
+			require.Equal(t, want, r.Attempt, "delivery %d: the attempts count the requests", i)
+		}
+	})
+
 	t.Run("runs share one lease wake-up", func(t *testing.T) {
 		t.Parallel()
 		// Runs within webhook.chain_max_duration of the first share its

@@ -132,9 +132,27 @@ func (s *DeliveryStore) CountPending(ctx context.Context, subs []ids.ID, limit i
 const maxInt32 = 1<<31 - 1
 
 // LockDeliveryTarget implements app.DeliveryStore.
-func (s *DeliveryStore) LockDeliveryTarget(ctx context.Context, id ids.ID) (app.DeliveryTarget, bool, error) {
-	r, found, err := s.lockTarget(ctx, db.WebhookSubscriptionLockDeliveryTargetParams{ID: id})
-	return r.target(), found, err
+func (s *DeliveryStore) LockDeliveryTarget(ctx context.Context, id ids.ID, heads int) (app.DeliveryTarget, []app.PendingHead, bool, error) {
+	r, found, err := s.lockTarget(ctx, db.WebhookSubscriptionLockDeliveryTargetParams{
+		ID: id, NextHeads: int32(min(heads, maxInt32)), DeliveryIds: []ids.ID{},
+	})
+	return r.target(), r.nextHeads(), found, err
+}
+
+// PendingHeads implements app.DeliveryStore.
+func (s *DeliveryStore) PendingHeads(ctx context.Context, subscriptionID ids.ID, max int) ([]app.PendingHead, error) {
+	rows, err := s.q(ctx).WebhookDeliveryPendingHeads(ctx, db.WebhookDeliveryPendingHeadsParams{
+		SubscriptionID: subscriptionID, MaxHeads: int32(min(max, maxInt32)),
+	})
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: reading the webhook heads failed")
+	}
+	out := make([]app.PendingHead, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, app.PendingHead{ID: r.ID, NextAttemptAt: r.NextAttemptAt.UTC(),
+			Event: eventsync.EventKey{Seq: r.EventSeq, OccurredAt: r.EventOccurredAt.UTC()}})
+	}
+	return out, nil
 }
 
 // lockTarget runs WebhookSubscriptionLockDeliveryTarget with p in the unit
@@ -156,6 +174,17 @@ func (s *DeliveryStore) lockTarget(ctx context.Context, p db.WebhookSubscription
 
 // lockedTarget is a row of WebhookSubscriptionLockDeliveryTarget.
 type lockedTarget db.WebhookSubscriptionLockDeliveryTargetRow
+
+// nextHeads maps the row's next_* columns to the pending heads they name,
+// never nil.
+func (r lockedTarget) nextHeads() []app.PendingHead {
+	out := make([]app.PendingHead, 0, len(r.NextIds))
+	for i, id := range r.NextIds {
+		out = append(out, app.PendingHead{ID: id, NextAttemptAt: r.NextAttemptAts[i].UTC(),
+			Event: eventsync.EventKey{Seq: r.NextEventSeqs[i], OccurredAt: r.NextEventOccurredAts[i].UTC()}})
+	}
+	return out
+}
 
 // target maps the row to the delivery target it locked.
 func (r lockedTarget) target() app.DeliveryTarget {
@@ -215,27 +244,33 @@ func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, sta
 	return nil
 }
 
-// ClaimHead implements app.DeliveryStore.
-func (s *DeliveryStore) ClaimHead(ctx context.Context, c app.HeadClaimRequest) (app.HeadClaim, error) {
-	r, err := s.q(ctx).WebhookDeliveryClaimHead(ctx, db.WebhookDeliveryClaimHeadParams{
-		LeaseUntil: c.LeaseUntil, Now: c.Now, SubscriptionID: c.SubscriptionID,
-		RateOpensAt: c.RateOpensAt, RateWindow: rateWindowColumn(c.RateWindow), WakeUpAt: pg.NullTime(c.WakeUpAt),
+// ClaimHeads implements app.DeliveryStore.
+func (s *DeliveryStore) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+	if len(c.Heads) == 0 {
+		return nil, errs.Internalf("apps: a claim of no webhook heads")
+	}
+	rows, err := s.q(ctx).WebhookDeliveryClaimHeads(ctx, db.WebhookDeliveryClaimHeadsParams{
+		Now: c.Now, Ids: c.Heads, SubscriptionID: c.SubscriptionID, LeaseDeliveryID: c.Heads[0],
+		LeaseUntil: c.LeaseUntil, RateWindow: rateWindowColumn(c.RateWindow), WakeUpAt: pg.NullTime(c.WakeUpAt),
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return app.HeadClaim{}, nil
-	}
 	if err != nil {
-		return app.HeadClaim{}, errs.Wrap(err, "apps: claiming the webhook head failed")
+		return nil, errs.Wrap(err, "apps: claiming the webhook heads failed")
 	}
-	if !r.Claimed {
-		return app.HeadClaim{DueAt: r.DueAt.UTC()}, nil
+	if len(rows) == 0 {
+		// The heads were read before the lock waited and are no longer
+		// the due ones at the subscription's head.
+		return nil, nil
 	}
-	if r.Leased != 1 {
-		return app.HeadClaim{}, errs.Internalf("apps: the claimed head's subscription took no lease")
+	if len(rows) != len(c.Heads) || rows[0].ID != c.Heads[0] || rows[0].Leased != 1 {
+		return nil, errs.Internalf("apps: the webhook heads changed under the subscription's row lock")
 	}
-	return app.HeadClaim{Claimed: true, Head: app.ClaimedHead{ID: r.HeadID, EventSeq: r.EventSeq, EventID: r.EventID,
-		EventOccurredAt: r.EventOccurredAt.UTC(), Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC(),
-		LeaseUntil: c.LeaseUntil}}, nil
+	out := make([]app.ClaimedHead, len(rows))
+	for i, r := range rows {
+		out[i] = app.ClaimedHead{ID: r.ID, EventSeq: r.EventSeq, EventID: r.EventID,
+			EventOccurredAt: r.EventOccurredAt.UTC(), Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC(),
+			LeaseUntil: c.LeaseUntil}
+	}
+	return out, nil
 }
 
 // MarkHeadStalled implements app.DeliveryStore.
@@ -253,9 +288,9 @@ func (s *DeliveryStore) MarkHeadStalled(ctx context.Context, subscriptionID ids.
 }
 
 // FinishUnsent implements app.DeliveryStore.
-func (s *DeliveryStore) FinishUnsent(ctx context.Context, deliveryID ids.ID, attempt int, code apps.LastError, now time.Time) error {
+func (s *DeliveryStore) FinishUnsent(ctx context.Context, deliveryID ids.ID, code apps.LastError, now time.Time) error {
 	n, err := s.q(ctx).WebhookDeliveryFinishUnsent(ctx, db.WebhookDeliveryFinishUnsentParams{
-		Attempt: int32(attempt), LastError: nullString(string(code)), Now: now, ID: deliveryID,
+		LastError: nullString(string(code)), Now: now, ID: deliveryID,
 	})
 	if err != nil {
 		return errs.Wrap(err, "apps: ending the webhook delivery failed")
@@ -278,7 +313,7 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 }
 
 // RecordAttempt implements app.DeliveryStore: the lock and the record are
-// one statement (D-M2-26-68).
+// one statement (D-M2-26-68), whatever the batch's size (ADR 0088).
 func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
 	e := r.Expected
 	p := db.WebhookSubscriptionLockDeliveryTargetParams{
@@ -289,32 +324,40 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 		ExpectDisabledAt:          pg.NullTime(e.Standing.DisabledAt),
 		ExpectMaxPerSecond:        int32(e.MaxPerSecond),
 		ExpectRateWindow:          rateWindowColumn(e.RateWindow),
-		Status:                    string(r.Status),
-		NextAttemptAt:             pg.NullTime(r.NextAttemptAt),
-		LastError:                 nullString(string(r.LastError)),
-		ResponseCode:              nullInt32(r.ResponseCode),
-		DeliveredAt:               pg.NullTime(r.DeliveredAt),
 		Now:                       r.Now,
-		DeliveryID:                r.DeliveryID,
-		Attempt:                   int32(r.Attempt),
-		StoredAttempt:             int32(r.StoredAttempt),
+		LeaseDeliveryID:           r.LeaseDeliveryID,
 		RateWindow:                rateWindowColumn(r.RateWindow),
+		NextHeads:                 int32(min(r.NextHeads, maxInt32)),
+		DeliveryIds:               make([]ids.ID, 0, len(r.Outcomes)),
+		UnsentIds:                 make([]ids.ID, 0, len(r.Unsent)),
+		UnsentAttempts:            make([]int32, 0, len(r.Unsent)),
+	}
+	for _, o := range r.Outcomes {
+		p.DeliveryIds = append(p.DeliveryIds, o.DeliveryID)
+		p.Attempts = append(p.Attempts, int32(o.Attempt))
+		p.StoredAttempts = append(p.StoredAttempts, int32(o.StoredAttempt))
+		p.Statuses = append(p.Statuses, string(o.Status))
+		p.NextAttemptAts = append(p.NextAttemptAts, o.NextAttemptAt)
+		p.LastErrors = append(p.LastErrors, string(o.LastError))
+		p.ResponseCodes = append(p.ResponseCodes, int32(o.ResponseCode))
+		p.DeliveredAts = append(p.DeliveredAts, o.DeliveredAt)
+	}
+	for _, h := range r.Unsent {
+		p.UnsentIds = append(p.UnsentIds, h.ID)
+		p.UnsentAttempts = append(p.UnsentAttempts, int32(h.Attempt))
 	}
 	if c := r.Subscription; c != nil {
 		p.ChangeSubscription = true
 		p.State, p.DisabledAt = string(c.State), pg.NullTime(c.DisabledAt)
-		p.ConsecutiveFailures, p.Delivered = int32(c.ConsecutiveFailures), c.Delivered
+		p.ConsecutiveFailures, p.DeliveredSeq = int32(c.ConsecutiveFailures), c.DeliveredSeq
 		p.SigningKeyKid = nullString(c.SigningKeyKID)
 	}
 	row, found, err := s.lockTarget(ctx, p)
 	if err != nil || !found {
 		return app.Recorded{}, err
 	}
-	out := app.Recorded{Found: true, Target: row.target(), AsExpected: row.AsExpected, Written: row.Recorded == 1}
-	if row.OthersPending {
-		out.Next = eventsync.EventKey{Seq: row.NextEventSeq, OccurredAt: row.NextEventOccurredAt.UTC()}
-	}
-	return out, nil
+	return app.Recorded{Found: true, Target: row.target(), AsExpected: row.AsExpected,
+		Written: len(r.Outcomes) > 0 && int(row.Recorded) == len(r.Outcomes), Next: row.nextHeads()}, nil
 }
 
 // rateWindowOf maps the column rate_window to the domain's window, in UTC;

@@ -158,59 +158,70 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 	s := postgres.NewDeliveryStore(b.db.App)
 	inst := b.install(t, b.app(t, "Tracker"))
 	sub := b.subscriptionIn(t, inst, apps.SubscriptionActive)
-	b.pending(t, s, sub, 7, 8)
+	b.pending(t, s, sub, 7, 8, 9)
 	ctx := context.Background()
 
-	_, _, err := s.LockDeliveryTarget(ctx, sub)
+	_, _, _, err := s.LockDeliveryTarget(ctx, sub, 2)
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "a row lock needs a unit of work")
 
-	var head app.ClaimedHead
+	var claimed []app.ClaimedHead
 	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
-		target, ok, err := s.LockDeliveryTarget(ctx, sub)
+		target, heads, ok, err := s.LockDeliveryTarget(ctx, sub, 2)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, inst.PrincipalID, target.Installation.PrincipalID)
 		require.Equal(t, []string{"message.created"}, target.EventTypes)
 		require.False(t, target.Lease.InForce(start), "no attempt in flight yet")
-		hc, err := s.ClaimHead(ctx, app.HeadClaimRequest{SubscriptionID: sub, Now: start.Add(-time.Second), LeaseUntil: start.Add(time.Minute)})
-		require.NoError(t, err)
-		require.False(t, hc.Claimed, "a head due later is not claimed")
-		require.True(t, hc.DueAt.Equal(start), "the head's due time is told")
 		require.Zero(t, target.WakeUpAt, "no wake-up named yet")
-		hc, err = s.ClaimHead(ctx, app.HeadClaimRequest{SubscriptionID: sub, Now: start, LeaseUntil: start.Add(time.Minute),
-			WakeUpAt: start.Add(2 * time.Minute)})
-		require.True(t, hc.Claimed)
-		head = hc.Head
+		require.Equal(t, []int64{7, 8}, seqsOf(heads), "the lock names the lowest pending heads, at most as many as asked")
+		require.True(t, heads[0].NextAttemptAt.Equal(start), "with the time each is due")
+		stale, err := s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[1].ID},
+			Now: start, LeaseUntil: start.Add(time.Minute)})
+		require.NoError(t, err)
+		require.Empty(t, stale, "heads that are not the first pending ones are not claimed")
+		stale, err = s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[0].ID, heads[1].ID},
+			Now: start.Add(-time.Second), LeaseUntil: start.Add(time.Minute)})
+		require.NoError(t, err)
+		require.Empty(t, stale, "nor heads that are not due")
+		claimed, err = s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[0].ID, heads[1].ID},
+			Now: start, LeaseUntil: start.Add(time.Minute), WakeUpAt: start.Add(2 * time.Minute)})
 		return err
 	}))
-	require.Equal(t, int64(7), head.EventSeq, "the head is the lowest pending seq")
-	require.Equal(t, 1, head.Attempt)
+	require.Len(t, claimed, 2)
+	head, second := claimed[0], claimed[1]
+	require.Equal(t, []int64{7, 8}, []int64{head.EventSeq, second.EventSeq}, "claimed in seq order")
+	require.Equal(t, []int{1, 1}, []int{head.Attempt, second.Attempt})
 	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
-		target, _, err := s.LockDeliveryTarget(ctx, sub)
+		target, _, _, err := s.LockDeliveryTarget(ctx, sub, 0)
 		require.Equal(t, app.Lease{DeliveryID: head.ID, Until: start.Add(time.Minute)}, target.Lease,
-			"the subscription holds the lease of the attempt")
+			"the subscription holds the lease of the batch, which names its first head")
 		require.True(t, target.WakeUpAt.Equal(start.Add(2*time.Minute)), "the claim named its wake-up (ADR 0087): %v", target.WakeUpAt)
 		return err
 	}))
 
 	_, err = s.RecordAttempt(ctx, app.AttemptRecord{SubscriptionID: sub})
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "the record locks, so it needs a unit of work")
-	rec := app.AttemptRecord{SubscriptionID: sub, DeliveryID: head.ID, Attempt: 2, StoredAttempt: 2, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200, Now: start,
-		Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, Delivered: true, SigningKeyKID: "kid-2"},
+	outcome := app.AttemptOutcome{DeliveryID: head.ID, Attempt: 2, StoredAttempt: 2, EventSeq: 7,
+		Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200}
+	rec := app.AttemptRecord{SubscriptionID: sub, LeaseDeliveryID: head.ID, Outcomes: []app.AttemptOutcome{outcome},
+		Unsent: []app.ClaimedHead{second}, Now: start, NextHeads: 5,
+		Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, DeliveredSeq: 7, SigningKeyKID: "kid-2"},
 		Expected:     app.RecordBasis{Standing: webhook.Standing{State: apps.SubscriptionActive, ConsecutiveFailures: 3}}}
 	done := b.record(t, s, rec)
 	require.True(t, done.Found)
 	require.False(t, done.AsExpected, "the subscription has no failures, the record expected three")
 	require.False(t, done.Written, "a record computed from another standing writes nothing")
 	require.Equal(t, app.Lease{DeliveryID: head.ID, Until: start.Add(time.Minute)}, done.Target.Lease, "not even the lease")
+	require.Equal(t, 1, b.attemptOf(t, second.ID), "nor the unsent head's attempt")
 	rec.Expected.Standing.ConsecutiveFailures = 0
 	done = b.record(t, s, rec)
 	require.True(t, done.AsExpected)
 	require.False(t, done.Written, "another attempt's result is discarded")
-	rec.Attempt, rec.StoredAttempt = 1, 1
+	rec.Outcomes[0].Attempt, rec.Outcomes[0].StoredAttempt = 1, 1
+	rec.Unsent = nil
 	done = b.record(t, s, rec)
 	require.True(t, done.Written)
-	require.Equal(t, int64(8), done.Next.Seq, "seq 8 is still pending")
+	require.Equal(t, []int64{8, 9}, seqsOf(done.Next), "seqs 8 and 9 are still pending")
 	require.Equal(t, sub, done.Target.SubscriptionID)
 	require.Equal(t, inst.PrincipalID, done.Target.Installation.PrincipalID, "the record returns the locked target")
 	done = b.record(t, s, rec)
@@ -230,7 +241,83 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 
 	exp, err := s.ExpirePending(ctx, sub, 100, start)
 	require.NoError(t, err)
-	require.Equal(t, app.Expired{Count: 1, FirstSeq: 8, LastSeq: 8}, exp)
+	require.Equal(t, app.Expired{Count: 2, FirstSeq: 8, LastSeq: 9}, exp)
+}
+
+// TestDeliveryStoreRecordsABatch (ADR 0088): one record writes every sent
+// attempt of a batch, raises last_delivered_seq to the highest accepted
+// seq, gives the heads the batch did not send their attempt back and names
+// them, still due, as the next heads.
+func TestDeliveryStoreRecordsABatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := postgres.NewDeliveryStore(b.db.App)
+	sub := b.subscriptionIn(t, b.install(t, b.app(t, "Tracker")), apps.SubscriptionActive)
+	b.pending(t, s, sub, 3, 4, 5, 6)
+	ctx := context.Background()
+	var claimed []app.ClaimedHead
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		_, heads, _, err := s.LockDeliveryTarget(ctx, sub, 4)
+		if err != nil {
+			return err
+		}
+		claimed, err = s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: idsOf(heads),
+			Now: start, LeaseUntil: start.Add(time.Minute)})
+		return err
+	}))
+	require.Len(t, claimed, 4)
+	ok := func(h app.ClaimedHead) app.AttemptOutcome {
+		return app.AttemptOutcome{DeliveryID: h.ID, Attempt: h.Attempt, StoredAttempt: h.Attempt, EventSeq: h.EventSeq,
+			Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204}
+	}
+	failed := app.AttemptOutcome{DeliveryID: claimed[2].ID, Attempt: 1, StoredAttempt: 1, EventSeq: 5,
+		Status: apps.DeliveryPending, NextAttemptAt: start.Add(time.Hour), LastError: apps.LastErrorHTTPStatus, ResponseCode: 500}
+	done := b.record(t, s, app.AttemptRecord{SubscriptionID: sub, LeaseDeliveryID: claimed[0].ID,
+		Outcomes: []app.AttemptOutcome{ok(claimed[0]), ok(claimed[1]), failed}, Unsent: claimed[3:], Now: start, NextHeads: 4,
+		Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, ConsecutiveFailures: 1, DeliveredSeq: 4},
+		Expected:     app.RecordBasis{Standing: webhook.Standing{State: apps.SubscriptionActive}}})
+	require.True(t, done.Written)
+	require.Equal(t, []int64{6}, seqsOf(done.Next), "the sent ones are not named; the unsent one is, as it was")
+	require.Equal(t, []int{1, 1, 1, 0}, []int{b.attemptOf(t, claimed[0].ID), b.attemptOf(t, claimed[1].ID),
+		b.attemptOf(t, claimed[2].ID), b.attemptOf(t, claimed[3].ID)}, "the unsent head got its attempt back")
+	var lastSeq int64
+	var failures int
+	var leased bool
+	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT last_delivered_seq, consecutive_failures, lease_delivery_id IS NOT NULL
+		FROM webhook_subscriptions WHERE id = $1`, sub).Scan(&lastSeq, &failures, &leased))
+	require.Equal(t, int64(4), lastSeq, "the highest accepted seq")
+	require.Equal(t, 1, failures, "the standing after the batch's last attempt")
+	require.False(t, leased, "the record gave the batch's lease back")
+	var statuses []string
+	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT array_agg(status ORDER BY event_seq) FROM webhook_deliveries
+		WHERE subscription_id = $1`, sub).Scan(&statuses))
+	require.Equal(t, []string{"succeeded", "succeeded", "pending", "pending"}, statuses)
+}
+
+// seqsOf returns the event seqs of heads.
+func seqsOf(heads []app.PendingHead) []int64 {
+	out := make([]int64, len(heads))
+	for i, h := range heads {
+		out[i] = h.Event.Seq
+	}
+	return out
+}
+
+// idsOf returns the ids of heads.
+func idsOf(heads []app.PendingHead) []ids.ID {
+	out := make([]ids.ID, len(heads))
+	for i, h := range heads {
+		out[i] = h.ID
+	}
+	return out
+}
+
+// attemptOf returns the stored attempt of the delivery id.
+func (b *testBundle) attemptOf(t *testing.T, id ids.ID) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.db.App.QueryRow(context.Background(), `SELECT attempt FROM webhook_deliveries WHERE id = $1`, id).Scan(&n))
+	return n
 }
 
 // TestDeliveryStoreRecordTellsWhetherOthersArePending (D-M2-26-67): the
@@ -247,23 +334,25 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 	ctx := context.Background()
 	claim := func() app.ClaimedHead {
 		t.Helper()
-		var hc app.HeadClaim
+		var claimed []app.ClaimedHead
 		require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
-			if _, _, err := s.LockDeliveryTarget(ctx, sub); err != nil {
+			_, heads, _, err := s.LockDeliveryTarget(ctx, sub, 1)
+			if err != nil {
 				return err
 			}
-			var err error
-			hc, err = s.ClaimHead(ctx, app.HeadClaimRequest{SubscriptionID: sub, Now: start, LeaseUntil: start.Add(time.Minute)})
+			claimed, err = s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: idsOf(heads),
+				Now: start, LeaseUntil: start.Add(time.Minute)})
 			return err
 		}))
-		require.True(t, hc.Claimed)
-		return hc.Head
+		require.Len(t, claimed, 1)
+		return claimed[0]
 	}
 	record := func(h app.ClaimedHead) app.Recorded {
 		t.Helper()
-		done := b.record(t, s, app.AttemptRecord{SubscriptionID: sub, DeliveryID: h.ID, Attempt: h.Attempt,
-			StoredAttempt: h.Attempt, Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204, Now: start,
-			Expected: app.RecordBasis{Standing: webhook.Standing{State: apps.SubscriptionActive}}})
+		done := b.record(t, s, app.AttemptRecord{SubscriptionID: sub, LeaseDeliveryID: h.ID, NextHeads: 1,
+			Outcomes: []app.AttemptOutcome{{DeliveryID: h.ID, Attempt: h.Attempt, StoredAttempt: h.Attempt, EventSeq: h.EventSeq,
+				Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204}},
+			Now: start, Expected: app.RecordBasis{Standing: webhook.Standing{State: apps.SubscriptionActive}}})
 		require.True(t, done.Written)
 		return done
 	}
@@ -271,15 +360,15 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 	first := claim()
 	require.Equal(t, int64(3), first.EventSeq)
 	done := record(first)
-	require.Equal(t, int64(4), done.Next.Seq, "seq 4 waits: the record names the head claimed next (D-M2-26-70)")
+	require.Equal(t, []int64{4}, seqsOf(done.Next), "seq 4 waits: the record names the head claimed next (D-M2-26-70)")
 	second := claim()
 	require.Equal(t, int64(4), second.EventSeq)
 	_, err := b.db.App.Exec(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, finished_at = NULL, delivered_at = NULL WHERE id = $1`, first.ID, start)
 	require.NoError(t, err)
 	done = record(second)
-	require.Equal(t, int64(3), done.Next.Seq, "seq 3, pending again as a recovery leaves it, counts though it lies below")
+	require.Equal(t, []int64{3}, seqsOf(done.Next), "seq 3, pending again as a recovery leaves it, counts though it lies below")
 	again := claim()
 	require.Equal(t, first.ID, again.ID)
 	done = record(again)
-	require.Zero(t, done.Next, "nothing else is pending, no next head")
+	require.Empty(t, done.Next, "nothing else is pending, no next head")
 }

@@ -66,6 +66,42 @@ func (l *Log) EventByKey(ctx context.Context, key eventsync.EventKey) (eventsync
 	return event(row), true, nil
 }
 
+// EventsByKey implements sync.LogReader: each retained event among keys,
+// read with one statement that touches only the partitions of the keys'
+// occurred_at. A row that matches a seq and an occurred_at of different
+// keys is not one of the keys and is left out.
+func (l *Log) EventsByKey(ctx context.Context, keys []eventsync.EventKey) (map[int64]eventsync.Event, error) {
+	out := make(map[int64]eventsync.Event, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	want, seqs, times := keyColumns(keys)
+	rows, err := l.q(ctx).EventListByKeys(ctx, db.EventListByKeysParams{OccurredAts: times, Seqs: seqs})
+	if err != nil {
+		return nil, errs.Wrap(err, "sync: reading events failed")
+	}
+	for _, r := range rows {
+		if micro, ok := want[r.Seq]; ok && micro == r.OccurredAt.UnixMicro() {
+			out[r.Seq] = event(r)
+		}
+	}
+	return out, nil
+}
+
+// keyColumns returns the parameters of a read by keys: the seqs and
+// occurred_ats of keys, and per seq the occurred_at in microseconds, the
+// precision it is stored in, to leave out a row that pairs the seq of one
+// key with the time of another (a seq has one event).
+func keyColumns(keys []eventsync.EventKey) (want map[int64]int64, seqs []int64, times []time.Time) {
+	want = make(map[int64]int64, len(keys))
+	seqs, times = make([]int64, len(keys)), make([]time.Time, len(keys))
+	for i, k := range keys {
+		want[k.Seq] = k.OccurredAt.UnixMicro()
+		seqs[i], times[i] = k.Seq, k.OccurredAt
+	}
+	return want, seqs, times
+}
+
 // EventTypesByKey implements sync.LogReader: the type of each retained
 // event among keys, read with one statement that touches only the
 // partitions of the keys' occurred_at. A row that matches a seq and an
@@ -75,13 +111,7 @@ func (l *Log) EventTypesByKey(ctx context.Context, keys []eventsync.EventKey) (m
 	if len(keys) == 0 {
 		return out, nil
 	}
-	// occurred_at is stored in microseconds; a seq has one event.
-	want := make(map[int64]int64, len(keys))
-	seqs, times := make([]int64, len(keys)), make([]time.Time, len(keys))
-	for i, k := range keys {
-		want[k.Seq] = k.OccurredAt.UnixMicro()
-		seqs[i], times[i] = k.Seq, k.OccurredAt
-	}
+	want, seqs, times := keyColumns(keys)
 	rows, err := l.q(ctx).EventTypeListByKeys(ctx, db.EventTypeListByKeysParams{OccurredAts: times, Seqs: seqs})
 	if err != nil {
 		return nil, errs.Wrap(err, "sync: reading event types failed")

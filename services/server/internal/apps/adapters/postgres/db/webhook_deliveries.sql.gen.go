@@ -12,51 +12,48 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
-const webhookDeliveryClaimHead = `-- name: WebhookDeliveryClaimHead :one
-WITH head AS (
-    SELECT h.id, h.next_attempt_at FROM webhook_deliveries h
+const webhookDeliveryClaimHeads = `-- name: WebhookDeliveryClaimHeads :many
+WITH first_pending AS (
+    SELECT h.id, h.next_attempt_at <= $1::timestamptz AS due FROM webhook_deliveries h
     WHERE h.subscription_id = $2 AND h.status = 'pending'
     ORDER BY h.event_seq
-    LIMIT 1
+    LIMIT cardinality($3::uuid[])
+), fresh AS (
+    SELECT count(*) = cardinality($3::uuid[])
+           AND coalesce(bool_and(f.due AND f.id = ANY($3::uuid[])), false) AS ok
+    FROM first_pending f
 ), claimed AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt + 1, updated_at = $1
-    FROM head
-    WHERE d.id = head.id AND head.next_attempt_at <= $1 AND $3::timestamptz <= $1
+    FROM fresh
+    WHERE fresh.ok AND d.id = ANY($3::uuid[]) AND d.subscription_id = $2 AND d.status = 'pending'
     RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
-    SET lease_delivery_id = claimed.id, lease_until = $4::timestamptz,
-        rate_window = $5::timestamptz[],
-        wake_up_at = coalesce($6::timestamptz, s.wake_up_at)
-    FROM claimed
-    WHERE s.id = $2
+    SET lease_delivery_id = $4, lease_until = $5::timestamptz,
+        rate_window = $6::timestamptz[],
+        wake_up_at = coalesce($7::timestamptz, s.wake_up_at)
+    WHERE s.id = $2 AND EXISTS (SELECT 1 FROM claimed)
     RETURNING s.id
 )
-SELECT head.id AS head_id, head.next_attempt_at::timestamptz AS due_at,
-       (claimed.id IS NOT NULL)::boolean AS claimed,
-       coalesce(claimed.event_seq, 0)::bigint AS event_seq,
-       coalesce(claimed.event_id, head.id)::uuid AS event_id,
-       coalesce(claimed.event_occurred_at, $1)::timestamptz AS event_occurred_at,
-       coalesce(claimed.attempt, 0)::int AS attempt,
-       coalesce(claimed.created_at, $1)::timestamptz AS created_at,
+SELECT c.id, c.event_seq, c.event_id, c.event_occurred_at, c.attempt, c.created_at,
        (SELECT count(*) FROM leased)::int AS leased
-FROM head LEFT JOIN claimed ON claimed.id = head.id
+FROM claimed c
+ORDER BY c.event_seq
 `
 
-type WebhookDeliveryClaimHeadParams struct {
-	Now            time.Time
-	SubscriptionID ids.ID
-	RateOpensAt    time.Time
-	LeaseUntil     time.Time
-	RateWindow     []time.Time
-	WakeUpAt       *time.Time
+type WebhookDeliveryClaimHeadsParams struct {
+	Now             time.Time
+	SubscriptionID  ids.ID
+	Ids             []ids.ID
+	LeaseDeliveryID ids.ID
+	LeaseUntil      time.Time
+	RateWindow      []time.Time
+	WakeUpAt        *time.Time
 }
 
-type WebhookDeliveryClaimHeadRow struct {
-	HeadID          ids.ID
-	DueAt           time.Time
-	Claimed         bool
+type WebhookDeliveryClaimHeadsRow struct {
+	ID              ids.ID
 	EventSeq        int64
 	EventID         ids.ID
 	EventOccurredAt time.Time
@@ -65,40 +62,53 @@ type WebhookDeliveryClaimHeadRow struct {
 	Leased          int32
 }
 
-// The head is the subscription's pending row with the lowest event_seq
-// (index webhook_deliveries_head_idx). When it is due it is claimed
-// (attempt + 1) and the subscription takes the lease of the attempt
-// (lease_delivery_id, lease_until); the caller holds the subscription's row
-// lock and has seen no lease in force. A subscription with max_per_second
-// is claimed only at or after @rate_opens_at (webhook.RateWindow.OpensAt)
-// and takes @rate_window with its lease: the window that counts an attempt
-// whose lease ran out unrecorded. With @wake_up_at the claim also names
-// the lease wake-up the caller inserts in the same unit of work (ADR
-// 0087); NULL keeps the one named. claimed is false for a head that is not
-// due or that the rate holds; then due_at tells when the head is due. No
-// row: no head.
-func (q *Queries) WebhookDeliveryClaimHead(ctx context.Context, arg WebhookDeliveryClaimHeadParams) (WebhookDeliveryClaimHeadRow, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryClaimHead,
+// Claims the heads @ids (attempt + 1 each), which the caller read under
+// the subscription's row lock, which it still holds, and found due and
+// consecutive from the subscription's head (ADR 0088); the subscription
+// takes the lease of the batch (lease_delivery_id, the first head, and
+// lease_until) and @rate_window. The heads are claimed only when they are,
+// as this statement sees them, exactly the subscription's first pending
+// rows in seq order and due: a read in the statement that took the row
+// lock sees the rows as they were before the lock waited, so a head
+// another transaction recorded or made pending meanwhile is not claimed
+// from a stale read (no row; the caller reads the heads again). With
+// @wake_up_at the claim also names the lease wake-up the caller inserts in
+// the same unit of work (ADR 0087); NULL keeps the one named. leased is 1
+// when the subscription took the lease.
+func (q *Queries) WebhookDeliveryClaimHeads(ctx context.Context, arg WebhookDeliveryClaimHeadsParams) ([]WebhookDeliveryClaimHeadsRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryClaimHeads,
 		arg.Now,
 		arg.SubscriptionID,
-		arg.RateOpensAt,
+		arg.Ids,
+		arg.LeaseDeliveryID,
 		arg.LeaseUntil,
 		arg.RateWindow,
 		arg.WakeUpAt,
 	)
-	var i WebhookDeliveryClaimHeadRow
-	err := row.Scan(
-		&i.HeadID,
-		&i.DueAt,
-		&i.Claimed,
-		&i.EventSeq,
-		&i.EventID,
-		&i.EventOccurredAt,
-		&i.Attempt,
-		&i.CreatedAt,
-		&i.Leased,
-	)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookDeliveryClaimHeadsRow{}
+	for rows.Next() {
+		var i WebhookDeliveryClaimHeadsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventSeq,
+			&i.EventID,
+			&i.EventOccurredAt,
+			&i.Attempt,
+			&i.CreatedAt,
+			&i.Leased,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const webhookDeliveryCountPending = `-- name: WebhookDeliveryCountPending :many
@@ -204,38 +214,21 @@ func (q *Queries) WebhookDeliveryExpirePending(ctx context.Context, arg WebhookD
 }
 
 const webhookDeliveryFinishUnsent = `-- name: WebhookDeliveryFinishUnsent :execrows
-WITH finished AS (
-    UPDATE webhook_deliveries d
-    SET status = 'dead', attempt = $1, next_attempt_at = NULL, last_error = $2, updated_at = $3,
-        finished_at = $3
-    WHERE d.id = $4 AND d.status = 'pending'
-    RETURNING d.id, d.subscription_id
-), released AS (
-    UPDATE webhook_subscriptions s
-    SET lease_delivery_id = NULL, lease_until = NULL
-    FROM finished
-    WHERE s.id = finished.subscription_id AND s.lease_delivery_id = finished.id
-    RETURNING s.id
-)
-SELECT id FROM finished
+UPDATE webhook_deliveries d
+SET status = 'dead', next_attempt_at = NULL, last_error = $1, updated_at = $2, finished_at = $2
+WHERE d.id = $3 AND d.status = 'pending'
 `
 
 type WebhookDeliveryFinishUnsentParams struct {
-	Attempt   int32
 	LastError *string
 	Now       time.Time
 	ID        ids.ID
 }
 
-// A claimed head that ends without a request gives the subscription's lease
-// back in the same statement.
+// A head that ends without a request, before any claim: its attempt
+// stays, since no request of this run left.
 func (q *Queries) WebhookDeliveryFinishUnsent(ctx context.Context, arg WebhookDeliveryFinishUnsentParams) (int64, error) {
-	result, err := q.db.Exec(ctx, webhookDeliveryFinishUnsent,
-		arg.Attempt,
-		arg.LastError,
-		arg.Now,
-		arg.ID,
-	)
+	result, err := q.db.Exec(ctx, webhookDeliveryFinishUnsent, arg.LastError, arg.Now, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -332,6 +325,54 @@ func (q *Queries) WebhookDeliveryMarkHeadStalled(ctx context.Context, arg Webhoo
 	var event_seq int64
 	err := row.Scan(&event_seq)
 	return event_seq, err
+}
+
+const webhookDeliveryPendingHeads = `-- name: WebhookDeliveryPendingHeads :many
+SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at::timestamptz AS next_attempt_at
+FROM webhook_deliveries h
+WHERE h.subscription_id = $1 AND h.status = 'pending'
+ORDER BY h.event_seq
+LIMIT $2::int
+`
+
+type WebhookDeliveryPendingHeadsParams struct {
+	SubscriptionID ids.ID
+	MaxHeads       int32
+}
+
+type WebhookDeliveryPendingHeadsRow struct {
+	ID              ids.ID
+	EventSeq        int64
+	EventOccurredAt time.Time
+	NextAttemptAt   time.Time
+}
+
+// The subscription's pending rows in seq order, at most @max_heads
+// (index webhook_deliveries_head_idx): the heads a run may claim next.
+// The caller holds the subscription's row lock.
+func (q *Queries) WebhookDeliveryPendingHeads(ctx context.Context, arg WebhookDeliveryPendingHeadsParams) ([]WebhookDeliveryPendingHeadsRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryPendingHeads, arg.SubscriptionID, arg.MaxHeads)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookDeliveryPendingHeadsRow{}
+	for rows.Next() {
+		var i WebhookDeliveryPendingHeadsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventSeq,
+			&i.EventOccurredAt,
+			&i.NextAttemptAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const webhookSubscriptionDeliveryCandidates = `-- name: WebhookSubscriptionDeliveryCandidates :many
@@ -478,49 +519,58 @@ WITH target AS (
            s.max_per_second, s.rate_window, s.wake_up_at,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
            i.event_subscriptions, a.principal_id,
-           coalesce(s.state = $4::text
-            AND s.consecutive_failures = $5::int
-            AND s.disabled_at IS NOT DISTINCT FROM $6::timestamptz
-            AND coalesce(s.max_per_second, 0) = $7::int
-            AND s.rate_window = $8::timestamptz[], false)::boolean AS as_expected
+           coalesce(s.state = $3::text
+            AND s.consecutive_failures = $4::int
+            AND s.disabled_at IS NOT DISTINCT FROM $5::timestamptz
+            AND coalesce(s.max_per_second, 0) = $6::int
+            AND s.rate_window = $7::timestamptz[], false)::boolean AS as_expected
     FROM webhook_subscriptions s
     JOIN app_installations i ON i.id = s.app_installation_id
     JOIN apps a ON a.id = i.app_id
-    WHERE s.id = $9
+    WHERE s.id = $8
     FOR NO KEY UPDATE OF s
 ), delivery AS (
+    -- The arrays hold one element per sent delivery of the batch, in seq
+    -- order.
     UPDATE webhook_deliveries d
-    SET status = $10,
-        attempt = $11,
-        next_attempt_at = $12,
-        last_error = $13,
-        response_code = $14,
-        delivered_at = $15,
-        updated_at = $1,
-        finished_at = CASE WHEN $10::text = 'pending' THEN NULL ELSE $1::timestamptz END
-    FROM target
-    WHERE $2::boolean AND target.as_expected
-      AND d.id = $3 AND d.status = 'pending' AND d.attempt = $16
-    RETURNING d.event_seq
+    SET status = ($9::text[])[r.i],
+        attempt = ($10::int[])[r.i],
+        next_attempt_at = CASE WHEN ($9::text[])[r.i] = 'pending' THEN ($11::timestamptz[])[r.i] END,
+        last_error = nullif(($12::text[])[r.i], ''),
+        response_code = nullif(($13::int[])[r.i], 0),
+        delivered_at = CASE WHEN ($9::text[])[r.i] = 'succeeded' THEN ($14::timestamptz[])[r.i] END,
+        updated_at = $15,
+        finished_at = CASE WHEN ($9::text[])[r.i] = 'pending' THEN NULL ELSE $15::timestamptz END
+    FROM target, generate_subscripts($1::uuid[], 1) AS r(i)
+    WHERE $16::boolean AND target.as_expected
+      AND d.id = ($1::uuid[])[r.i] AND d.status = 'pending' AND d.attempt = ($17::int[])[r.i]
+    RETURNING d.id
+), given_back AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt - 1, updated_at = $15
+    FROM target, generate_subscripts($18::uuid[], 1) AS u(i)
+    WHERE $16::boolean AND target.as_expected
+      AND d.id = ($18::uuid[])[u.i] AND d.status = 'pending' AND d.attempt = ($19::int[])[u.i]
+    RETURNING d.id
 ), outcome AS (
-    SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
+    SELECT count(*) > 0 AND count(*) = cardinality($1::uuid[]) AS recorded FROM delivery
 ), subscription AS (
     UPDATE webhook_subscriptions s
-    SET state = CASE WHEN o.recorded AND $17::boolean THEN $18::text ELSE s.state END,
-        disabled_at = CASE WHEN o.recorded AND $17::boolean THEN $19::timestamptz ELSE s.disabled_at END,
-        consecutive_failures = CASE WHEN o.recorded AND $17::boolean THEN $20::int ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND $17::boolean AND $21::boolean
-                                  THEN GREATEST(s.last_delivered_seq, o.event_seq)
+    SET state = CASE WHEN o.recorded AND $20::boolean THEN $21::text ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND $20::boolean THEN $22::timestamptz ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND $20::boolean THEN $23::int ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND $20::boolean AND $24::bigint > 0
+                                  THEN GREATEST(s.last_delivered_seq, $24::bigint)
                                   ELSE s.last_delivered_seq END,
-        signing_key_kid = CASE WHEN o.recorded AND $17::boolean
-                               THEN coalesce($22::text, s.signing_key_kid)
+        signing_key_kid = CASE WHEN o.recorded AND $20::boolean
+                               THEN coalesce($25::text, s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = $3 THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = $3 THEN NULL ELSE s.lease_until END,
-        rate_window = $23::timestamptz[],
-        updated_at = CASE WHEN o.recorded AND $17::boolean THEN $1 ELSE s.updated_at END
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = $26 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = $26 THEN NULL ELSE s.lease_until END,
+        rate_window = $27::timestamptz[],
+        updated_at = CASE WHEN o.recorded AND $20::boolean THEN $15 ELSE s.updated_at END
     FROM outcome o, target
-    WHERE $2::boolean AND target.as_expected AND s.id = target.id
+    WHERE $16::boolean AND target.as_expected AND s.id = target.id
     RETURNING s.id
 )
 SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
@@ -530,121 +580,137 @@ SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t
        t.event_subscriptions, t.principal_id, t.as_expected,
        (SELECT count(*) FROM delivery)::int AS recorded,
        (SELECT count(*) FROM subscription)::int AS subscriptions,
-       (nxt.event_seq IS NOT NULL)::boolean AS others_pending,
-       coalesce(nxt.event_seq, 0)::bigint AS next_event_seq,
-       coalesce(nxt.event_occurred_at, $1)::timestamptz AS next_event_occurred_at
+       nxt.ids::uuid[] AS next_ids,
+       nxt.seqs::bigint[] AS next_event_seqs,
+       nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
+       nxt.due_ats::timestamptz[] AS next_attempt_ats
 FROM target t
-LEFT JOIN LATERAL (
-    SELECT p.event_seq, p.event_occurred_at FROM webhook_deliveries p
-    WHERE $2::boolean AND p.subscription_id = t.id AND p.status = 'pending' AND p.id <> $3
-    ORDER BY p.event_seq
-    LIMIT 1
-) nxt ON true
+CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(p.id ORDER BY p.event_seq), '{}') AS ids,
+           coalesce(array_agg(p.event_seq ORDER BY p.event_seq), '{}') AS seqs,
+           coalesce(array_agg(p.event_occurred_at ORDER BY p.event_seq), '{}') AS occurred_ats,
+           coalesce(array_agg(p.next_attempt_at ORDER BY p.event_seq), '{}') AS due_ats
+    FROM (
+        SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at FROM webhook_deliveries h
+        WHERE h.subscription_id = t.id AND h.status = 'pending' AND h.id <> ALL($1::uuid[])
+        ORDER BY h.event_seq
+        LIMIT $2::int
+    ) p
+) nxt
 `
 
 type WebhookSubscriptionLockDeliveryTargetParams struct {
-	Now                       time.Time
-	Record                    bool
-	DeliveryID                ids.ID
+	DeliveryIds               []ids.ID
+	NextHeads                 int32
 	ExpectState               string
 	ExpectConsecutiveFailures int32
 	ExpectDisabledAt          *time.Time
 	ExpectMaxPerSecond        int32
 	ExpectRateWindow          []time.Time
 	ID                        ids.ID
-	Status                    string
-	StoredAttempt             int32
-	NextAttemptAt             *time.Time
-	LastError                 *string
-	ResponseCode              *int32
-	DeliveredAt               *time.Time
-	Attempt                   int32
+	Statuses                  []string
+	StoredAttempts            []int32
+	NextAttemptAts            []time.Time
+	LastErrors                []string
+	ResponseCodes             []int32
+	DeliveredAts              []time.Time
+	Now                       time.Time
+	Record                    bool
+	Attempts                  []int32
+	UnsentIds                 []ids.ID
+	UnsentAttempts            []int32
 	ChangeSubscription        bool
 	State                     string
 	DisabledAt                *time.Time
 	ConsecutiveFailures       int32
-	Delivered                 bool
+	DeliveredSeq              int64
 	SigningKeyKid             *string
+	LeaseDeliveryID           ids.ID
 	RateWindow                []time.Time
 }
 
 type WebhookSubscriptionLockDeliveryTargetRow struct {
-	ID                  ids.ID
-	State               string
-	Url                 string
-	EventTypes          []string
-	HmacEnabled         bool
-	HmacGeneration      int32
-	HmacRotatedAt       *time.Time
-	ConsecutiveFailures int32
-	DisabledAt          *time.Time
-	LeaseDeliveryID     ids.ID
-	LeaseUntil          *time.Time
-	MaxPerSecond        *int32
-	RateWindow          []time.Time
-	WakeUpAt            *time.Time
-	InstallationID      ids.ID
-	AppID               ids.ID
-	InstallationState   string
-	GrantedScopes       []string
-	EventSubscriptions  []string
-	PrincipalID         ids.ID
-	AsExpected          bool
-	Recorded            int32
-	Subscriptions       int32
-	OthersPending       bool
-	NextEventSeq        int64
-	NextEventOccurredAt time.Time
+	ID                   ids.ID
+	State                string
+	Url                  string
+	EventTypes           []string
+	HmacEnabled          bool
+	HmacGeneration       int32
+	HmacRotatedAt        *time.Time
+	ConsecutiveFailures  int32
+	DisabledAt           *time.Time
+	LeaseDeliveryID      ids.ID
+	LeaseUntil           *time.Time
+	MaxPerSecond         *int32
+	RateWindow           []time.Time
+	WakeUpAt             *time.Time
+	InstallationID       ids.ID
+	AppID                ids.ID
+	InstallationState    string
+	GrantedScopes        []string
+	EventSubscriptions   []string
+	PrincipalID          ids.ID
+	AsExpected           bool
+	Recorded             int32
+	Subscriptions        int32
+	NextIds              []ids.ID
+	NextEventSeqs        []int64
+	NextEventOccurredAts []time.Time
+	NextAttemptAts       []time.Time
 }
 
 // Locks the subscription (FOR NO KEY UPDATE OF s, the module's first lock)
 // and returns what a delivery needs of it, its installation and its app
-// principal, as they were before this statement wrote anything. No row:
-// no such subscription, or one without an installation.
+// principal, as they were before this statement wrote anything, with up to
+// @next_heads of its pending rows in seq order (next_*; index
+// webhook_deliveries_head_idx), the heads a run claims next, leaving out
+// the rows @delivery_ids. No row: no such subscription, or one without an
+// installation.
 //
-// With @record the same statement records a sent attempt (D-M2-26-68),
-// so the record of a run's attempt costs one round trip: only when the
-// subscription's standing and rate are what the caller computed the
+// With @record the same statement records the sent attempts of a batch
+// (D-M2-26-68, ADR 0088), so the record costs one round trip: only when
+// the subscription's standing and rate are what the caller computed the
 // record from (as_expected; otherwise nothing is written and the caller
 // computes the record again from the returned row, under the lock this
-// statement took); the delivery only while it is still pending with the
+// statement took); each delivery only while it is still pending with its
 // claimed attempt (stored_attempt is what the row keeps: the claimed
-// attempt, or one less when no request left); the subscription's change
-// when change_subscription and the delivery was recorded; in any case the
-// lease of this delivery given back (also when the delivery was deleted or
-// redelivered meanwhile, so the next head never waits for a lease that
-// covers nothing) and the rate window with the attempt's end (a request
-// went out either way). recorded is 0 when the result is discarded.
-// others_pending tells whether another delivery of the subscription is
-// pending, at any seq (index webhook_deliveries_head_idx), so a run that
-// finds none ends without a claim (D-M2-26-67); next_event_seq and
-// next_event_occurred_at name the event of the lowest of them, the head
-// the run claims next, so its read can travel with that claim
-// (D-M2-26-70).
+// attempt, or one less when no request left); the claimed heads the batch
+// did not send (@unsent_ids) get their attempt back; the subscription's
+// change when change_subscription and every sent delivery was recorded;
+// in any case the lease of the batch (@lease_delivery_id) given back (also
+// when a delivery was deleted or redelivered meanwhile, so the next head
+// never waits for a lease that covers nothing) and the rate window with
+// the attempts' ends (requests went out either way). recorded counts the
+// deliveries written. The next heads read the rows as they were before
+// this statement, so a head given back is named with the time it is due.
 func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, arg WebhookSubscriptionLockDeliveryTargetParams) (WebhookSubscriptionLockDeliveryTargetRow, error) {
 	row := q.db.QueryRow(ctx, webhookSubscriptionLockDeliveryTarget,
-		arg.Now,
-		arg.Record,
-		arg.DeliveryID,
+		arg.DeliveryIds,
+		arg.NextHeads,
 		arg.ExpectState,
 		arg.ExpectConsecutiveFailures,
 		arg.ExpectDisabledAt,
 		arg.ExpectMaxPerSecond,
 		arg.ExpectRateWindow,
 		arg.ID,
-		arg.Status,
-		arg.StoredAttempt,
-		arg.NextAttemptAt,
-		arg.LastError,
-		arg.ResponseCode,
-		arg.DeliveredAt,
-		arg.Attempt,
+		arg.Statuses,
+		arg.StoredAttempts,
+		arg.NextAttemptAts,
+		arg.LastErrors,
+		arg.ResponseCodes,
+		arg.DeliveredAts,
+		arg.Now,
+		arg.Record,
+		arg.Attempts,
+		arg.UnsentIds,
+		arg.UnsentAttempts,
 		arg.ChangeSubscription,
 		arg.State,
 		arg.DisabledAt,
 		arg.ConsecutiveFailures,
-		arg.Delivered,
+		arg.DeliveredSeq,
 		arg.SigningKeyKid,
+		arg.LeaseDeliveryID,
 		arg.RateWindow,
 	)
 	var i WebhookSubscriptionLockDeliveryTargetRow
@@ -672,9 +738,10 @@ func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, arg
 		&i.AsExpected,
 		&i.Recorded,
 		&i.Subscriptions,
-		&i.OthersPending,
-		&i.NextEventSeq,
-		&i.NextEventOccurredAt,
+		&i.NextIds,
+		&i.NextEventSeqs,
+		&i.NextEventOccurredAts,
+		&i.NextAttemptAts,
 	)
 	return i, err
 }

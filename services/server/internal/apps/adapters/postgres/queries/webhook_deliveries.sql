@@ -104,66 +104,64 @@ UPDATE webhook_subscriptions
 SET state = @state, disabled_at = @disabled_at, updated_at = @now
 WHERE id = @id;
 
--- name: WebhookDeliveryClaimHead :one
--- The head is the subscription's pending row with the lowest event_seq
--- (index webhook_deliveries_head_idx). When it is due it is claimed
--- (attempt + 1) and the subscription takes the lease of the attempt
--- (lease_delivery_id, lease_until); the caller holds the subscription's row
--- lock and has seen no lease in force. A subscription with max_per_second
--- is claimed only at or after @rate_opens_at (webhook.RateWindow.OpensAt)
--- and takes @rate_window with its lease: the window that counts an attempt
--- whose lease ran out unrecorded. With @wake_up_at the claim also names
--- the lease wake-up the caller inserts in the same unit of work (ADR
--- 0087); NULL keeps the one named. claimed is false for a head that is not
--- due or that the rate holds; then due_at tells when the head is due. No
--- row: no head.
-WITH head AS (
-    SELECT h.id, h.next_attempt_at FROM webhook_deliveries h
+-- name: WebhookDeliveryPendingHeads :many
+-- The subscription's pending rows in seq order, at most @max_heads
+-- (index webhook_deliveries_head_idx): the heads a run may claim next.
+-- The caller holds the subscription's row lock.
+SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at::timestamptz AS next_attempt_at
+FROM webhook_deliveries h
+WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
+ORDER BY h.event_seq
+LIMIT @max_heads::int;
+
+-- name: WebhookDeliveryClaimHeads :many
+-- Claims the heads @ids (attempt + 1 each), which the caller read under
+-- the subscription's row lock, which it still holds, and found due and
+-- consecutive from the subscription's head (ADR 0088); the subscription
+-- takes the lease of the batch (lease_delivery_id, the first head, and
+-- lease_until) and @rate_window. The heads are claimed only when they are,
+-- as this statement sees them, exactly the subscription's first pending
+-- rows in seq order and due: a read in the statement that took the row
+-- lock sees the rows as they were before the lock waited, so a head
+-- another transaction recorded or made pending meanwhile is not claimed
+-- from a stale read (no row; the caller reads the heads again). With
+-- @wake_up_at the claim also names the lease wake-up the caller inserts in
+-- the same unit of work (ADR 0087); NULL keeps the one named. leased is 1
+-- when the subscription took the lease.
+WITH first_pending AS (
+    SELECT h.id, h.next_attempt_at <= @now::timestamptz AS due FROM webhook_deliveries h
     WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
     ORDER BY h.event_seq
-    LIMIT 1
+    LIMIT cardinality(@ids::uuid[])
+), fresh AS (
+    SELECT count(*) = cardinality(@ids::uuid[])
+           AND coalesce(bool_and(f.due AND f.id = ANY(@ids::uuid[])), false) AS ok
+    FROM first_pending f
 ), claimed AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt + 1, updated_at = @now
-    FROM head
-    WHERE d.id = head.id AND head.next_attempt_at <= @now AND @rate_opens_at::timestamptz <= @now
+    FROM fresh
+    WHERE fresh.ok AND d.id = ANY(@ids::uuid[]) AND d.subscription_id = @subscription_id AND d.status = 'pending'
     RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
-    SET lease_delivery_id = claimed.id, lease_until = @lease_until::timestamptz,
+    SET lease_delivery_id = @lease_delivery_id, lease_until = @lease_until::timestamptz,
         rate_window = @rate_window::timestamptz[],
         wake_up_at = coalesce(sqlc.narg(wake_up_at)::timestamptz, s.wake_up_at)
-    FROM claimed
-    WHERE s.id = @subscription_id
+    WHERE s.id = @subscription_id AND EXISTS (SELECT 1 FROM claimed)
     RETURNING s.id
 )
-SELECT head.id AS head_id, head.next_attempt_at::timestamptz AS due_at,
-       (claimed.id IS NOT NULL)::boolean AS claimed,
-       coalesce(claimed.event_seq, 0)::bigint AS event_seq,
-       coalesce(claimed.event_id, head.id)::uuid AS event_id,
-       coalesce(claimed.event_occurred_at, @now)::timestamptz AS event_occurred_at,
-       coalesce(claimed.attempt, 0)::int AS attempt,
-       coalesce(claimed.created_at, @now)::timestamptz AS created_at,
+SELECT c.id, c.event_seq, c.event_id, c.event_occurred_at, c.attempt, c.created_at,
        (SELECT count(*) FROM leased)::int AS leased
-FROM head LEFT JOIN claimed ON claimed.id = head.id;
+FROM claimed c
+ORDER BY c.event_seq;
 
 -- name: WebhookDeliveryFinishUnsent :execrows
--- A claimed head that ends without a request gives the subscription's lease
--- back in the same statement.
-WITH finished AS (
-    UPDATE webhook_deliveries d
-    SET status = 'dead', attempt = @attempt, next_attempt_at = NULL, last_error = @last_error, updated_at = @now,
-        finished_at = @now
-    WHERE d.id = @id AND d.status = 'pending'
-    RETURNING d.id, d.subscription_id
-), released AS (
-    UPDATE webhook_subscriptions s
-    SET lease_delivery_id = NULL, lease_until = NULL
-    FROM finished
-    WHERE s.id = finished.subscription_id AND s.lease_delivery_id = finished.id
-    RETURNING s.id
-)
-SELECT id FROM finished;
+-- A head that ends without a request, before any claim: its attempt
+-- stays, since no request of this run left.
+UPDATE webhook_deliveries d
+SET status = 'dead', next_attempt_at = NULL, last_error = @last_error, updated_at = @now, finished_at = @now
+WHERE d.id = @id AND d.status = 'pending';
 
 -- name: WebhookDeliveryExpirePending :one
 WITH expired AS (
@@ -180,28 +178,28 @@ FROM expired;
 -- name: WebhookSubscriptionLockDeliveryTarget :one
 -- Locks the subscription (FOR NO KEY UPDATE OF s, the module's first lock)
 -- and returns what a delivery needs of it, its installation and its app
--- principal, as they were before this statement wrote anything. No row:
--- no such subscription, or one without an installation.
+-- principal, as they were before this statement wrote anything, with up to
+-- @next_heads of its pending rows in seq order (next_*; index
+-- webhook_deliveries_head_idx), the heads a run claims next, leaving out
+-- the rows @delivery_ids. No row: no such subscription, or one without an
+-- installation.
 --
--- With @record the same statement records a sent attempt (D-M2-26-68),
--- so the record of a run's attempt costs one round trip: only when the
--- subscription's standing and rate are what the caller computed the
+-- With @record the same statement records the sent attempts of a batch
+-- (D-M2-26-68, ADR 0088), so the record costs one round trip: only when
+-- the subscription's standing and rate are what the caller computed the
 -- record from (as_expected; otherwise nothing is written and the caller
 -- computes the record again from the returned row, under the lock this
--- statement took); the delivery only while it is still pending with the
+-- statement took); each delivery only while it is still pending with its
 -- claimed attempt (stored_attempt is what the row keeps: the claimed
--- attempt, or one less when no request left); the subscription's change
--- when change_subscription and the delivery was recorded; in any case the
--- lease of this delivery given back (also when the delivery was deleted or
--- redelivered meanwhile, so the next head never waits for a lease that
--- covers nothing) and the rate window with the attempt's end (a request
--- went out either way). recorded is 0 when the result is discarded.
--- others_pending tells whether another delivery of the subscription is
--- pending, at any seq (index webhook_deliveries_head_idx), so a run that
--- finds none ends without a claim (D-M2-26-67); next_event_seq and
--- next_event_occurred_at name the event of the lowest of them, the head
--- the run claims next, so its read can travel with that claim
--- (D-M2-26-70).
+-- attempt, or one less when no request left); the claimed heads the batch
+-- did not send (@unsent_ids) get their attempt back; the subscription's
+-- change when change_subscription and every sent delivery was recorded;
+-- in any case the lease of the batch (@lease_delivery_id) given back (also
+-- when a delivery was deleted or redelivered meanwhile, so the next head
+-- never waits for a lease that covers nothing) and the rate window with
+-- the attempts' ends (requests went out either way). recorded counts the
+-- deliveries written. The next heads read the rows as they were before
+-- this statement, so a head given back is named with the time it is due.
 WITH target AS (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
@@ -219,34 +217,43 @@ WITH target AS (
     WHERE s.id = @id
     FOR NO KEY UPDATE OF s
 ), delivery AS (
+    -- The arrays hold one element per sent delivery of the batch, in seq
+    -- order.
     UPDATE webhook_deliveries d
-    SET status = @status,
-        attempt = @stored_attempt,
-        next_attempt_at = @next_attempt_at,
-        last_error = @last_error,
-        response_code = @response_code,
-        delivered_at = @delivered_at,
+    SET status = (@statuses::text[])[r.i],
+        attempt = (@stored_attempts::int[])[r.i],
+        next_attempt_at = CASE WHEN (@statuses::text[])[r.i] = 'pending' THEN (@next_attempt_ats::timestamptz[])[r.i] END,
+        last_error = nullif((@last_errors::text[])[r.i], ''),
+        response_code = nullif((@response_codes::int[])[r.i], 0),
+        delivered_at = CASE WHEN (@statuses::text[])[r.i] = 'succeeded' THEN (@delivered_ats::timestamptz[])[r.i] END,
         updated_at = @now,
-        finished_at = CASE WHEN @status::text = 'pending' THEN NULL ELSE @now::timestamptz END
-    FROM target
+        finished_at = CASE WHEN (@statuses::text[])[r.i] = 'pending' THEN NULL ELSE @now::timestamptz END
+    FROM target, generate_subscripts(@delivery_ids::uuid[], 1) AS r(i)
     WHERE @record::boolean AND target.as_expected
-      AND d.id = @delivery_id AND d.status = 'pending' AND d.attempt = @attempt
-    RETURNING d.event_seq
+      AND d.id = (@delivery_ids::uuid[])[r.i] AND d.status = 'pending' AND d.attempt = (@attempts::int[])[r.i]
+    RETURNING d.id
+), given_back AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt - 1, updated_at = @now
+    FROM target, generate_subscripts(@unsent_ids::uuid[], 1) AS u(i)
+    WHERE @record::boolean AND target.as_expected
+      AND d.id = (@unsent_ids::uuid[])[u.i] AND d.status = 'pending' AND d.attempt = (@unsent_attempts::int[])[u.i]
+    RETURNING d.id
 ), outcome AS (
-    SELECT count(*) > 0 AS recorded, coalesce(max(event_seq), 0) AS event_seq FROM delivery
+    SELECT count(*) > 0 AND count(*) = cardinality(@delivery_ids::uuid[]) AS recorded FROM delivery
 ), subscription AS (
     UPDATE webhook_subscriptions s
     SET state = CASE WHEN o.recorded AND @change_subscription::boolean THEN @state::text ELSE s.state END,
         disabled_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN sqlc.narg(disabled_at)::timestamptz ELSE s.disabled_at END,
         consecutive_failures = CASE WHEN o.recorded AND @change_subscription::boolean THEN @consecutive_failures::int ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND @change_subscription::boolean AND @delivered::boolean
-                                  THEN GREATEST(s.last_delivered_seq, o.event_seq)
+        last_delivered_seq = CASE WHEN o.recorded AND @change_subscription::boolean AND @delivered_seq::bigint > 0
+                                  THEN GREATEST(s.last_delivered_seq, @delivered_seq::bigint)
                                   ELSE s.last_delivered_seq END,
         signing_key_kid = CASE WHEN o.recorded AND @change_subscription::boolean
                                THEN coalesce(sqlc.narg(signing_key_kid)::text, s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = @delivery_id THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = @delivery_id THEN NULL ELSE s.lease_until END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = @lease_delivery_id THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = @lease_delivery_id THEN NULL ELSE s.lease_until END,
         rate_window = @rate_window::timestamptz[],
         updated_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN @now ELSE s.updated_at END
     FROM outcome o, target
@@ -260,16 +267,23 @@ SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t
        t.event_subscriptions, t.principal_id, t.as_expected,
        (SELECT count(*) FROM delivery)::int AS recorded,
        (SELECT count(*) FROM subscription)::int AS subscriptions,
-       (nxt.event_seq IS NOT NULL)::boolean AS others_pending,
-       coalesce(nxt.event_seq, 0)::bigint AS next_event_seq,
-       coalesce(nxt.event_occurred_at, @now)::timestamptz AS next_event_occurred_at
+       nxt.ids::uuid[] AS next_ids,
+       nxt.seqs::bigint[] AS next_event_seqs,
+       nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
+       nxt.due_ats::timestamptz[] AS next_attempt_ats
 FROM target t
-LEFT JOIN LATERAL (
-    SELECT p.event_seq, p.event_occurred_at FROM webhook_deliveries p
-    WHERE @record::boolean AND p.subscription_id = t.id AND p.status = 'pending' AND p.id <> @delivery_id
-    ORDER BY p.event_seq
-    LIMIT 1
-) nxt ON true;
+CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(p.id ORDER BY p.event_seq), '{}') AS ids,
+           coalesce(array_agg(p.event_seq ORDER BY p.event_seq), '{}') AS seqs,
+           coalesce(array_agg(p.event_occurred_at ORDER BY p.event_seq), '{}') AS occurred_ats,
+           coalesce(array_agg(p.next_attempt_at ORDER BY p.event_seq), '{}') AS due_ats
+    FROM (
+        SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at FROM webhook_deliveries h
+        WHERE h.subscription_id = t.id AND h.status = 'pending' AND h.id <> ALL(@delivery_ids::uuid[])
+        ORDER BY h.event_seq
+        LIMIT @next_heads::int
+    ) p
+) nxt;
 
 -- name: WebhookDeliveryMarkHeadStalled :one
 -- The head of a subscription whose delivery job spent its runs on errors

@@ -128,6 +128,53 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 	return items, nil
 }
 
+const eventListByKeys = `-- name: EventListByKeys :many
+SELECT seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id, audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at FROM event_log
+WHERE occurred_at = ANY($1::timestamptz[]) AND seq = ANY($2::bigint[])
+`
+
+type EventListByKeysParams struct {
+	OccurredAts []time.Time
+	Seqs        []int64
+}
+
+// The events of a batch of deliveries (ADR 0088), as EventTypeListByKeys
+// reads their types: only the partitions of the keys' occurred_at.
+func (q *Queries) EventListByKeys(ctx context.Context, arg EventListByKeysParams) ([]EventLog, error) {
+	rows, err := q.db.Query(ctx, eventListByKeys, arg.OccurredAts, arg.Seqs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventLog{}
+	for rows.Next() {
+		var i EventLog
+		if err := rows.Scan(
+			&i.Seq,
+			&i.ID,
+			&i.Type,
+			&i.ResourceKind,
+			&i.ResourceID,
+			&i.SpaceID,
+			&i.ChannelID,
+			&i.ThreadID,
+			&i.AudiencePrincipalID,
+			&i.ReceiveAction,
+			&i.ActorID,
+			&i.Payload,
+			&i.Truncated,
+			&i.OccurredAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventLogPartitionMaintain = `-- name: EventLogPartitionMaintain :one
 SELECT created::int AS created, dropped::int AS dropped FROM event_log_maintain_partitions($1::timestamptz, $2::interval,
     $3::interval, $4::interval)

@@ -15,6 +15,12 @@ SELECT * FROM event_log_event_by_key(@seq, @occurred_at);
 SELECT seq, occurred_at, type FROM event_log
 WHERE occurred_at = ANY(@occurred_ats::timestamptz[]) AND seq = ANY(@seqs::bigint[]);
 
+-- name: EventListByKeys :many
+-- The events of a batch of deliveries (ADR 0088), as EventTypeListByKeys
+-- reads their types: only the partitions of the keys' occurred_at.
+SELECT * FROM event_log
+WHERE occurred_at = ANY(@occurred_ats::timestamptz[]) AND seq = ANY(@seqs::bigint[]);
+
 -- name: EventListAfter :many
 -- A consumer round's read: the primary key (seq, occurred_at) is the index
 -- by seq in every partition.

@@ -1,0 +1,154 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/apps/app"
+)
+
+// claimSizes counts the heads of every claim (ADR 0088).
+type claimSizes struct {
+	app.DeliveryStore
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (s *claimSizes) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+	s.mu.Lock()
+	s.sizes = append(s.sizes, len(c.Heads))
+	s.mu.Unlock()
+	return s.DeliveryStore.ClaimHeads(ctx, c)
+}
+
+// claims returns the sizes of the claims so far.
+func (s *claimSizes) claims() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.sizes...)
+}
+
+// batchWorld returns a world whose claims sizes counts, with the pending
+// heads texts of Tracker's subscription.
+func batchWorld(t *testing.T, o options, texts ...string) (*bundle, *claimSizes) {
+	t.Helper()
+	sizes := &claimSizes{}
+	o.wrap = func(s app.DeliveryStore) app.DeliveryStore {
+		sizes.DeliveryStore = s
+		return sizes
+	}
+	b := deliveryWorld(t, o)
+	for _, text := range texts {
+		b.post(t, b.w.Alex, b.w.Eskalation, text)
+	}
+	b.runRound(t)
+	return b, sizes
+}
+
+// TestDeliveryBatchStopsAtAFailure (ADR 0088): one claim takes the four
+// due heads; the receiver answers 500 to the second, so the batch sends
+// nothing after it. The first is succeeded, the second waits for its
+// retry, and the two after it are pending with their attempt given back:
+// no request of theirs left. The retry sends the rest in seq order.
+func TestDeliveryBatchStopsAtAFailure(t *testing.T) {
+	t.Parallel()
+	b, sizes := batchWorld(t, options{}, "one", "two", "three", "four")
+	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	rows := b.deliveries(t, b.sub)
+	b.deliver(t, b.sub)
+	require.Equal(t, []int{4}, sizes.claims(), "one claim for the four due heads")
+	ev := func(i int) string { return rows[i].EventID.String() }
+	require.Equal(t, []string{ev(0), ev(1)}, ids2(b.recv.requests()), "nothing after the failure")
+	got := b.deliveries(t, b.sub)
+	require.Equal(t, "succeeded", got[0].Status)
+	require.Equal(t, "pending", got[1].Status)
+	require.Equal(t, 1, got[1].Attempt)
+	require.Equal(t, "http_status", *got[1].LastError)
+	for _, r := range got[2:] {
+		require.Equal(t, "pending", r.Status)
+		require.Zero(t, r.Attempt, "the heads after the failure were claimed and given back")
+	}
+	require.Equal(t, rows[0].EventSeq, b.subscription(t, b.sub).LastDeliveredSeq)
+	require.Equal(t, 1, b.subscription(t, b.sub).ConsecutiveFailures)
+
+	b.advance(t, b.opts.Retry.Cap)
+	b.deliver(t, b.sub)
+	require.Equal(t, []string{ev(0), ev(1), ev(1), ev(2), ev(3)}, ids2(b.recv.requests()))
+	for i, r := range b.deliveries(t, b.sub) {
+		require.Equal(t, "succeeded", r.Status, "delivery %d", i)
+	}
+	require.Equal(t, []int{4, 3}, sizes.claims())
+}
+
+// TestDeliveryBatchIsCutByItsTime (ADR 0088): a send after the first
+// starts only while a whole webhook.delivery_timeout fits into the batch's
+// lease. The first answer takes longer than webhook.batch_max_duration,
+// so the batch ends after it; its other heads get their attempt back and
+// the run's next claim sends them, each request with its whole timeout,
+// each event once.
+func TestDeliveryBatchIsCutByItsTime(t *testing.T) {
+	t.Parallel()
+	b, sizes := batchWorld(t, options{}, "one", "two", "three")
+	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 0 {
+			b.advance(t, b.opts.BatchMaxDuration+time.Millisecond)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	rows := b.deliveries(t, b.sub)
+	b.deliver(t, b.sub)
+	require.Equal(t, []int{3, 2}, sizes.claims(), "the run claimed the two heads the first batch did not send")
+	require.Equal(t, []string{rows[0].EventID.String(), rows[1].EventID.String(), rows[2].EventID.String()},
+		ids2(b.recv.requests()))
+	for i, r := range b.deliveries(t, b.sub) {
+		require.Equal(t, "succeeded", r.Status, "delivery %d", i)
+		require.Equal(t, 1, r.Attempt, "delivery %d: one request, one attempt", i)
+	}
+}
+
+// TestDeliveryBatchOfALimitedSubscriptionHoldsOneHead (ADR 0088, ADR
+// 0081): a subscription with max_per_second claims one head at a time, so
+// its rate window counts every attempt as it ends.
+func TestDeliveryBatchOfALimitedSubscriptionHoldsOneHead(t *testing.T) {
+	t.Parallel()
+	b, sizes := batchWorld(t, options{}, "one", "two", "three")
+	b.limit(t, b.sub, 10)
+	b.deliver(t, b.sub)
+	require.Len(t, b.recv.requests(), 3)
+	require.Equal(t, []int{1, 1, 1}, sizes.claims())
+}
+
+// TestDeliveryBatchRevokedRightEndsTheRestWithoutRequest (ADR 0088,
+// AZ-M49): the right goes while the first batch is out. The batch was
+// claimed under the right and is sent; the next claim checks every head
+// again and ends them dead with not_authorized, without a request.
+func TestDeliveryBatchRevokedRightEndsTheRestWithoutRequest(t *testing.T) {
+	t.Parallel()
+	b, sizes := batchWorld(t, options{change: func(o *app.DeliveryOptions) { o.BatchMaxDeliveries = 2 }},
+		"one", "two", "three", "four")
+	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			require.NoError(t, b.w.Services.Apps.DeleteAppGrant(b.robin(t), b.appID, b.w.G6.ID))
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	b.deliver(t, b.sub)
+	require.Len(t, b.recv.requests(), 2, "the batch out when the right went")
+	require.Equal(t, []int{2}, sizes.claims(), "no claim after the revocation")
+	require.True(t, b.statusesAre(t, "succeeded", "succeeded", "dead", "dead"))
+	for _, r := range b.deliveries(t, b.sub)[2:] {
+		require.Equal(t, "not_authorized", *r.LastError)
+		require.Zero(t, r.Attempt)
+	}
+}
