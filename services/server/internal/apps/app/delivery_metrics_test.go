@@ -68,7 +68,7 @@ func TestDeliveryMetricsFollowTheOutcome(t *testing.T) {
 	})
 }
 
-// deadlockedClaim answers the second ClaimHead with a deadlock, so the
+// deadlockedClaim answers the second ClaimHeads with a deadlock, so the
 // unit of work runs the record of the first attempt again.
 type deadlockedClaim struct {
 	app.DeliveryStore

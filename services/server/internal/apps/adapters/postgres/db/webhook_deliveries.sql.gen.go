@@ -18,7 +18,8 @@ WITH first_pending AS (
     WHERE h.subscription_id = $2 AND h.status = 'pending'
     ORDER BY h.event_seq
     LIMIT cardinality($3::uuid[])
-), fresh AS (
+), fresh AS MATERIALIZED (
+    -- Once per claim: inlined, the planner ran it for every claimed row.
     SELECT count(*) = cardinality($3::uuid[])
            AND coalesce(bool_and(f.due AND f.id = ANY($3::uuid[])), false) AS ok
     FROM first_pending f
@@ -26,7 +27,9 @@ WITH first_pending AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt + 1, updated_at = $1
     FROM fresh
-    WHERE fresh.ok AND d.id = ANY($3::uuid[]) AND d.subscription_id = $2 AND d.status = 'pending'
+    -- By the primary key only, as the record's update (D-SQ-17).
+    WHERE fresh.ok AND d.id = ANY($3::uuid[]) AND d.subscription_id = $2
+      AND coalesce(d.status, '') = 'pending'
     RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
@@ -531,26 +534,36 @@ WITH target AS (
     FOR NO KEY UPDATE OF s
 ), delivery AS (
     -- The arrays hold one element per sent delivery of the batch, in seq
-    -- order.
+    -- order; a row finds its element by its id (array_position). The rows
+    -- are found through the primary key (= ANY): the status is tested as
+    -- coalesce(status, '') so that the partial index of the pending rows
+    -- (webhook_deliveries_head_idx) cannot serve the test, which with
+    -- stale statistics the planner combined with the key (BitmapAnd) and
+    -- read every pending row of the table (D-SQ-17).
     UPDATE webhook_deliveries d
-    SET status = ($9::text[])[r.i],
-        attempt = ($10::int[])[r.i],
-        next_attempt_at = CASE WHEN ($9::text[])[r.i] = 'pending' THEN ($11::timestamptz[])[r.i] END,
-        last_error = nullif(($12::text[])[r.i], ''),
-        response_code = nullif(($13::int[])[r.i], 0),
-        delivered_at = CASE WHEN ($9::text[])[r.i] = 'succeeded' THEN ($14::timestamptz[])[r.i] END,
+    SET status = ($9::text[])[array_position($1::uuid[], d.id)],
+        attempt = ($10::int[])[array_position($1::uuid[], d.id)],
+        next_attempt_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
+                               THEN ($11::timestamptz[])[array_position($1::uuid[], d.id)] END,
+        last_error = nullif(($12::text[])[array_position($1::uuid[], d.id)], ''),
+        response_code = nullif(($13::int[])[array_position($1::uuid[], d.id)], 0),
+        delivered_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'succeeded'
+                            THEN ($14::timestamptz[])[array_position($1::uuid[], d.id)] END,
         updated_at = $15,
-        finished_at = CASE WHEN ($9::text[])[r.i] = 'pending' THEN NULL ELSE $15::timestamptz END
-    FROM target, generate_subscripts($1::uuid[], 1) AS r(i)
+        finished_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
+                           THEN NULL ELSE $15::timestamptz END
+    FROM target
     WHERE $16::boolean AND target.as_expected
-      AND d.id = ($1::uuid[])[r.i] AND d.status = 'pending' AND d.attempt = ($17::int[])[r.i]
+      AND d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = ($17::int[])[array_position($1::uuid[], d.id)]
     RETURNING d.id
 ), given_back AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt - 1, updated_at = $15
-    FROM target, generate_subscripts($18::uuid[], 1) AS u(i)
+    FROM target
     WHERE $16::boolean AND target.as_expected
-      AND d.id = ($18::uuid[])[u.i] AND d.status = 'pending' AND d.attempt = ($19::int[])[u.i]
+      AND d.id = ANY($18::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = ($19::int[])[array_position($18::uuid[], d.id)]
     RETURNING d.id
 ), outcome AS (
     SELECT count(*) > 0 AND count(*) = cardinality($1::uuid[]) AS recorded FROM delivery

@@ -133,7 +133,8 @@ WITH first_pending AS (
     WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
     ORDER BY h.event_seq
     LIMIT cardinality(@ids::uuid[])
-), fresh AS (
+), fresh AS MATERIALIZED (
+    -- Once per claim: inlined, the planner ran it for every claimed row.
     SELECT count(*) = cardinality(@ids::uuid[])
            AND coalesce(bool_and(f.due AND f.id = ANY(@ids::uuid[])), false) AS ok
     FROM first_pending f
@@ -141,7 +142,9 @@ WITH first_pending AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt + 1, updated_at = @now
     FROM fresh
-    WHERE fresh.ok AND d.id = ANY(@ids::uuid[]) AND d.subscription_id = @subscription_id AND d.status = 'pending'
+    -- By the primary key only, as the record's update (D-SQ-17).
+    WHERE fresh.ok AND d.id = ANY(@ids::uuid[]) AND d.subscription_id = @subscription_id
+      AND coalesce(d.status, '') = 'pending'
     RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
@@ -218,26 +221,36 @@ WITH target AS (
     FOR NO KEY UPDATE OF s
 ), delivery AS (
     -- The arrays hold one element per sent delivery of the batch, in seq
-    -- order.
+    -- order; a row finds its element by its id (array_position). The rows
+    -- are found through the primary key (= ANY): the status is tested as
+    -- coalesce(status, '') so that the partial index of the pending rows
+    -- (webhook_deliveries_head_idx) cannot serve the test, which with
+    -- stale statistics the planner combined with the key (BitmapAnd) and
+    -- read every pending row of the table (D-SQ-17).
     UPDATE webhook_deliveries d
-    SET status = (@statuses::text[])[r.i],
-        attempt = (@stored_attempts::int[])[r.i],
-        next_attempt_at = CASE WHEN (@statuses::text[])[r.i] = 'pending' THEN (@next_attempt_ats::timestamptz[])[r.i] END,
-        last_error = nullif((@last_errors::text[])[r.i], ''),
-        response_code = nullif((@response_codes::int[])[r.i], 0),
-        delivered_at = CASE WHEN (@statuses::text[])[r.i] = 'succeeded' THEN (@delivered_ats::timestamptz[])[r.i] END,
+    SET status = (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)],
+        attempt = (@stored_attempts::int[])[array_position(@delivery_ids::uuid[], d.id)],
+        next_attempt_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'pending'
+                               THEN (@next_attempt_ats::timestamptz[])[array_position(@delivery_ids::uuid[], d.id)] END,
+        last_error = nullif((@last_errors::text[])[array_position(@delivery_ids::uuid[], d.id)], ''),
+        response_code = nullif((@response_codes::int[])[array_position(@delivery_ids::uuid[], d.id)], 0),
+        delivered_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'succeeded'
+                            THEN (@delivered_ats::timestamptz[])[array_position(@delivery_ids::uuid[], d.id)] END,
         updated_at = @now,
-        finished_at = CASE WHEN (@statuses::text[])[r.i] = 'pending' THEN NULL ELSE @now::timestamptz END
-    FROM target, generate_subscripts(@delivery_ids::uuid[], 1) AS r(i)
+        finished_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'pending'
+                           THEN NULL ELSE @now::timestamptz END
+    FROM target
     WHERE @record::boolean AND target.as_expected
-      AND d.id = (@delivery_ids::uuid[])[r.i] AND d.status = 'pending' AND d.attempt = (@attempts::int[])[r.i]
+      AND d.id = ANY(@delivery_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = (@attempts::int[])[array_position(@delivery_ids::uuid[], d.id)]
     RETURNING d.id
 ), given_back AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt - 1, updated_at = @now
-    FROM target, generate_subscripts(@unsent_ids::uuid[], 1) AS u(i)
+    FROM target
     WHERE @record::boolean AND target.as_expected
-      AND d.id = (@unsent_ids::uuid[])[u.i] AND d.status = 'pending' AND d.attempt = (@unsent_attempts::int[])[u.i]
+      AND d.id = ANY(@unsent_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = (@unsent_attempts::int[])[array_position(@unsent_ids::uuid[], d.id)]
     RETURNING d.id
 ), outcome AS (
     SELECT count(*) > 0 AND count(*) = cardinality(@delivery_ids::uuid[]) AS recorded FROM delivery
