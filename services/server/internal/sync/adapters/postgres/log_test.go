@@ -63,15 +63,47 @@ func TestEventTypesByKey(t *testing.T) {
 	require.Empty(t, types)
 }
 
+func TestEventsByKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	var keys []eventsync.EventKey
+	for i, text := range []string{"hello Sam", "hello Alex", "hello Robin"} {
+		b.clock.Set(start.Add(time.Duration(i) * time.Minute))
+		require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+			got, err := b.appender.Append(ctx, messageEvent(text))
+			keys = append(keys, key(got))
+			return err
+		}))
+	}
+
+	const neverAppended = 1 << 40
+	stale := eventsync.EventKey{Seq: keys[0].Seq, OccurredAt: keys[1].OccurredAt}
+	evs, err := b.log.EventsByKey(ctx, []eventsync.EventKey{keys[2], keys[1], {Seq: neverAppended, OccurredAt: start}, stale})
+	require.NoError(t, err)
+	require.Len(t, evs, 2, "retained events by their whole key only, whatever the order of the request")
+	for _, k := range keys[1:] {
+		one, ok, err := b.log.EventByKey(ctx, k)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, one, evs[k.Seq], "the same event as a read of its key alone")
+	}
+
+	evs, err = b.log.EventsByKey(ctx, nil)
+	require.NoError(t, err)
+	require.Empty(t, evs)
+}
+
 // BenchmarkEventRead reports reads of one event (the read of every delivery
 // attempt) against the number of partitions of event_log, by key (the
 // product) and by seq alone (what a read without the partition key costs:
-// the index of every partition is probed). The defaults
+// the index of every partition is probed), and of a delivery batch's 16
+// events by their keys (EventsByKey, ADR 0088). The defaults
 // (sync.event_retention 30d, sync.partition_interval 1d,
 // sync.partition_ahead 3d) give a log of about 34 partitions.
 func BenchmarkEventRead(b *testing.B) {
 	for _, partitions := range []int{4, 34, 200} {
-		for _, by := range []string{"key", "seq"} {
+		for _, by := range []string{"key", "seq", "batch"} {
 			b.Run(fmt.Sprintf("partitions=%d/by=%s", partitions, by), func(b *testing.B) {
 				tb := setup(b)
 				ctx := context.Background()
@@ -102,6 +134,17 @@ func BenchmarkEventRead(b *testing.B) {
 						err = fmt.Errorf("event %d not found", k.Seq)
 					}
 					return err
+				}
+				if by == "batch" {
+					const batch = 16
+					read = func(k eventsync.EventKey) error {
+						from := int(k.Seq) % (events - batch)
+						evs, err := tb.log.EventsByKey(ctx, keys[from:from+batch])
+						if err == nil && len(evs) != batch {
+							err = fmt.Errorf("%d of %d events found", len(evs), batch)
+						}
+						return err
+					}
 				}
 				if by == "seq" {
 					read = func(k eventsync.EventKey) error {

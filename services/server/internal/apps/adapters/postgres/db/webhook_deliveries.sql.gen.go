@@ -27,9 +27,11 @@ WITH first_pending AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt + 1, updated_at = $1
     FROM fresh
-    -- By the primary key only, as the record's update (D-SQ-17).
-    WHERE fresh.ok AND d.id = ANY($3::uuid[]) AND d.subscription_id = $2
-      AND coalesce(d.status, '') = 'pending'
+    -- By the primary key only, as the record's update (D-SQ-17); fresh
+    -- proved the ids the subscription's, so no test of subscription_id
+    -- invites its unique index (subscription_id, event_seq) into a
+    -- BitmapAnd that reads every row of the subscription.
+    WHERE fresh.ok AND d.id = ANY($3::uuid[]) AND coalesce(d.status, '') = 'pending'
     RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s

@@ -129,19 +129,20 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 }
 
 const eventListByKeys = `-- name: EventListByKeys :many
-SELECT seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id, audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at FROM event_log
-WHERE occurred_at = ANY($1::timestamptz[]) AND seq = ANY($2::bigint[])
+SELECT seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id, audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at FROM event_log_events_by_keys($1::bigint[], $2::timestamptz[])
 `
 
 type EventListByKeysParams struct {
-	OccurredAts []time.Time
 	Seqs        []int64
+	OccurredAts []time.Time
 }
 
 // The events of a batch of deliveries (ADR 0088), as EventTypeListByKeys
-// reads their types: only the partitions of the keys' occurred_at.
+// reads their types: only the partitions of the keys' occurred_at;
+// through event_log_events_by_keys (00060) its plan is generic and
+// cached, not made anew for every call (D-SQ-16).
 func (q *Queries) EventListByKeys(ctx context.Context, arg EventListByKeysParams) ([]EventLog, error) {
-	rows, err := q.db.Query(ctx, eventListByKeys, arg.OccurredAts, arg.Seqs)
+	rows, err := q.db.Query(ctx, eventListByKeys, arg.Seqs, arg.OccurredAts)
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,10 @@ WHERE occurred_at = ANY(@occurred_ats::timestamptz[]) AND seq = ANY(@seqs::bigin
 
 -- name: EventListByKeys :many
 -- The events of a batch of deliveries (ADR 0088), as EventTypeListByKeys
--- reads their types: only the partitions of the keys' occurred_at.
-SELECT * FROM event_log
-WHERE occurred_at = ANY(@occurred_ats::timestamptz[]) AND seq = ANY(@seqs::bigint[]);
+-- reads their types: only the partitions of the keys' occurred_at;
+-- through event_log_events_by_keys (00060) its plan is generic and
+-- cached, not made anew for every call (D-SQ-16).
+SELECT * FROM event_log_events_by_keys(@seqs::bigint[], @occurred_ats::timestamptz[]);
 
 -- name: EventListAfter :many
 -- A consumer round's read: the primary key (seq, occurred_at) is the index
