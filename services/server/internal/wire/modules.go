@@ -221,8 +221,11 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		return nil, err
 	}
 	m.WebhookEgress = webhookEgress
+	// The delivery job's statements find their rows by keys whatever the
+	// plan; under generic plans they are not planned anew at every call
+	// once the tables grow (D-SQ-19).
 	if m.Deliveries, err = appsapp.NewDeliveries(appsapp.DeliveryDeps{
-		UnitOfWork: m.UnitOfWork, Store: deliveryStore, Events: m.Log, Authorizer: m.Authorizer, Router: m.Authorizer,
+		UnitOfWork: m.UnitOfWork.GenericPlans(), Store: deliveryStore, Events: m.Log, Authorizer: m.Authorizer, Router: m.Authorizer,
 		Audit: m.Audit, Keys: m.Keys, State: m.Instance, Master: hmacMaster, Sender: sender, Scheduler: scheduler,
 		Clock: d.Clock, Logger: d.Logger, Meter: d.Meter,
 	}, appsapp.DeliveryOptions{

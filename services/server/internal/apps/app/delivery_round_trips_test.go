@@ -43,9 +43,9 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 		"the run's first lock with its heads, then the batch's record locks in its own statement (D-M2-26-68)")
 	require.Equal(t, 1, c.count("WebhookDeliveryClaimHeads"), "one claim for the batch, none after its record")
 	require.Equal(t, 1, c.count("EventListByKeys"), "one read for the batch's events")
-	require.Equal(t, 13, c.total(), "the run's statements: the first unit of work BEGIN, SET LOCAL, lock with the "+
-		"heads, events, grants, claim, lease wake-up, sync_epoch, COMMIT; the second BEGIN, SET LOCAL, lock and "+
-		"record, COMMIT (the wake-up stays for later runs, ADR 0087)")
+	require.Equal(t, 15, c.total(), "the run's statements: the first unit of work BEGIN, two SET LOCAL (lock_timeout, "+
+		"plan_cache_mode, D-SQ-19), lock with the heads, events, grants, claim, lease wake-up, sync_epoch, COMMIT; the "+
+		"second BEGIN, two SET LOCAL, lock and record, COMMIT (the wake-up stays for later runs, ADR 0087)")
 	require.Equal(t, 7, c.roundTrips(), "the first unit of work BEGIN with the lock, the events with the grants, "+
 		"the claim with the lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the record, COMMIT")
 

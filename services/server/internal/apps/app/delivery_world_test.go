@@ -260,8 +260,10 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	if o.state != nil {
 		state = o.state(state)
 	}
+	// As internal/wire builds it: the delivery job's transactions run under
+	// generic plans (D-SQ-19).
 	b.d, err = app.NewDeliveries(app.DeliveryDeps{
-		UnitOfWork: uow, Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Router: az, Audit: audit,
+		UnitOfWork: uow.GenericPlans(), Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Router: az, Audit: audit,
 		Keys: s.Keys, State: state, Master: master, Sender: sender, Scheduler: scheduler,
 		Clock: b.clock, Random: o.random, Logger: logger, Meter: b.appMetrics.Provider,
 	}, b.opts)

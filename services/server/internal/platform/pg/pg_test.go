@@ -236,6 +236,37 @@ func tracedPool(t testing.TB, db *pgtest.DB, log *statementLog) *pgxpool.Pool {
 	return db.TracedApp(t, log, 1)
 }
 
+// TestUnitOfWorkWithGenericPlans (D-SQ-19): a unit of work made with
+// GenericPlans also sets plan_cache_mode to force_generic_plan in its
+// begin pipeline, no round trip of its own; the setting ends with the
+// transaction and the unit of work it was made from keeps the default.
+func TestUnitOfWorkWithGenericPlans(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	log := &statementLog{}
+	pool := tracedPool(t, db, log)
+	require.NoError(t, pool.Ping(ctx))
+	log.take()
+
+	plain := pg.NewUnitOfWork(pool, 0, 1500*time.Millisecond)
+	generic := plain.GenericPlans()
+	show := func(uow *pg.UnitOfWork) string {
+		var mode string
+		require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
+			return pg.Conn(ctx, pool).QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode)
+		}))
+		return mode
+	}
+	require.Equal(t, "force_generic_plan", show(generic))
+	require.Equal(t, []string{"begin; SET LOCAL lock_timeout = 1500; SET LOCAL plan_cache_mode = force_generic_plan; " +
+		"SHOW plan_cache_mode", "commit"}, log.take(), "the setting travels with BEGIN")
+	require.Equal(t, "auto", show(plain), "the unit of work it was made from keeps the default")
+	var after string
+	require.NoError(t, pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&after))
+	require.Equal(t, "auto", after, "SET LOCAL ends with the transaction")
+}
+
 // TestUnitOfWorkSendsBeginWithItsFirstStatement (ADR 0084): BEGIN and
 // SET LOCAL lock_timeout (database.lock_timeout) go to the server in the
 // round trip of the unit of work's first statement, the timeout holds

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,6 +95,19 @@ func NewUnitOfWork(pool *pgxpool.Pool, retryMax int, lockTimeout time.Duration) 
 		u.begin = append(u.begin, fmt.Sprintf("SET LOCAL lock_timeout = %d", lockTimeout.Milliseconds()))
 	}
 	return u
+}
+
+// GenericPlans returns a unit of work like u whose transactions also run
+// their prepared statements under generic plans (SET LOCAL
+// plan_cache_mode = force_generic_plan, in the begin pipeline, so no
+// round trip of its own; D-SQ-19). It is for a path whose statements find
+// their rows by keys whatever the plan, where PostgreSQL's choice between
+// a custom and the generic plan turns, as a table grows, to planning a
+// statement anew at every call. u is unchanged.
+func (u *UnitOfWork) GenericPlans() *UnitOfWork {
+	g := *u
+	g.begin = append(slices.Clip(u.begin), "SET LOCAL plan_cache_mode = force_generic_plan")
+	return &g
 }
 
 // Do implements txn.UnitOfWork. Transactions run at READ COMMITTED; rules that
