@@ -236,18 +236,26 @@ func tracedPool(t testing.TB, db *pgtest.DB, log *statementLog) *pgxpool.Pool {
 	return db.TracedApp(t, log, 1)
 }
 
+// quietTracedPool returns a pool of one connection over a new test
+// database whose statements log records, with the connection made and the
+// log empty.
+func quietTracedPool(t *testing.T) (*pgxpool.Pool, *statementLog) {
+	t.Helper()
+	log := &statementLog{}
+	pool := tracedPool(t, pgtest.New(t), log)
+	require.NoError(t, pool.Ping(context.Background()))
+	log.take()
+	return pool, log
+}
+
 // TestUnitOfWorkWithGenericPlans (D-SQ-19): a unit of work made with
 // GenericPlans also sets plan_cache_mode to force_generic_plan in its
 // begin pipeline, no round trip of its own; the setting ends with the
 // transaction and the unit of work it was made from keeps the default.
 func TestUnitOfWorkWithGenericPlans(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
 	ctx := context.Background()
-	log := &statementLog{}
-	pool := tracedPool(t, db, log)
-	require.NoError(t, pool.Ping(ctx))
-	log.take()
+	pool, log := quietTracedPool(t)
 
 	plain := pg.NewUnitOfWork(pool, 0, 1500*time.Millisecond)
 	generic := plain.GenericPlans()
@@ -274,12 +282,8 @@ func TestUnitOfWorkWithGenericPlans(t *testing.T) {
 // no statement sends nothing at all.
 func TestUnitOfWorkSendsBeginWithItsFirstStatement(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
 	ctx := context.Background()
-	log := &statementLog{}
-	pool := tracedPool(t, db, log)
-	require.NoError(t, pool.Ping(ctx))
-	log.take()
+	pool, log := quietTracedPool(t)
 
 	uow := pg.NewUnitOfWork(pool, 0, 1500*time.Millisecond)
 	var inside string
