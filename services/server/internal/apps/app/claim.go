@@ -91,8 +91,14 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step, hea
 				break
 			}
 			if code != "" {
-				if err := s.store.FinishUnsent(ctx, h.ID, code, now); err != nil {
+				finished, err := s.store.FinishUnsent(ctx, h.ID, code, now)
+				if err != nil {
 					return nil, err
+				}
+				if !finished {
+					// The heads were read before the row lock waited for
+					// another transaction, which finished this one.
+					break
 				}
 				st.failed(failure{subscriptionID: t.SubscriptionID, seq: h.Event.Seq,
 					eventType: string(ev.Type), reason: code, host: host})

@@ -79,9 +79,11 @@ type DeliveryStore interface {
 	// FinishUnsent ends a pending head that a run read and did not claim
 	// without a request: status dead, last_error code, next_attempt_at
 	// cleared; its attempt stays (no request of the run left) and
-	// response_code keeps the answer of an earlier attempt. The caller
-	// holds the subscription's row lock.
-	FinishUnsent(ctx context.Context, deliveryID ids.ID, code apps.LastError, now time.Time) error
+	// response_code keeps the answer of an earlier attempt. It returns
+	// false, and changes nothing, when the delivery is no longer pending
+	// (a read from before the row lock waited). The caller holds the
+	// subscription's row lock.
+	FinishUnsent(ctx context.Context, deliveryID ids.ID, code apps.LastError, now time.Time) (bool, error)
 	// ExpirePending makes every pending row of the subscription with an
 	// event_seq below belowSeq dead with last_error event_expired and
 	// returns how many there were with their lowest and highest event_seq.

@@ -7,6 +7,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain"
 	"bothy/server/internal/apps/domain/webhook"
+	"bothy/server/internal/kernel/errs"
 )
 
 // gap handles a head whose event left the log (D-M2-26-5): the
@@ -19,8 +20,12 @@ func (s *Deliveries) gap(ctx context.Context, t *DeliveryTarget, st *step, head 
 	if err != nil {
 		return err
 	}
-	if err := s.store.FinishUnsent(ctx, head.ID, apps.LastErrorEventExpired, now); err != nil {
+	finished, err := s.store.FinishUnsent(ctx, head.ID, apps.LastErrorEventExpired, now)
+	if err != nil {
 		return err
+	}
+	if !finished {
+		return errs.Internalf("apps: the webhook head whose event left the log is not pending")
 	}
 	exp, err := s.store.ExpirePending(ctx, t.SubscriptionID, minRetained, now)
 	if err != nil {

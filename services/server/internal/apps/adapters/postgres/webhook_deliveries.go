@@ -288,17 +288,14 @@ func (s *DeliveryStore) MarkHeadStalled(ctx context.Context, subscriptionID ids.
 }
 
 // FinishUnsent implements app.DeliveryStore.
-func (s *DeliveryStore) FinishUnsent(ctx context.Context, deliveryID ids.ID, code apps.LastError, now time.Time) error {
+func (s *DeliveryStore) FinishUnsent(ctx context.Context, deliveryID ids.ID, code apps.LastError, now time.Time) (bool, error) {
 	n, err := s.q(ctx).WebhookDeliveryFinishUnsent(ctx, db.WebhookDeliveryFinishUnsentParams{
 		LastError: nullString(string(code)), Now: now, ID: deliveryID,
 	})
 	if err != nil {
-		return errs.Wrap(err, "apps: ending the webhook delivery failed")
+		return false, errs.Wrap(err, "apps: ending the webhook delivery failed")
 	}
-	if n != 1 {
-		return errs.Internalf("apps: the webhook delivery to end is not pending")
-	}
-	return nil
+	return n == 1, nil
 }
 
 // ExpirePending implements app.DeliveryStore.

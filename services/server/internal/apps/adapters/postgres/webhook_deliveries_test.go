@@ -294,6 +294,46 @@ func TestDeliveryStoreRecordsABatch(t *testing.T) {
 	require.Equal(t, []string{"succeeded", "succeeded", "pending", "pending"}, statuses)
 }
 
+// TestDeliveryStoreFinishUnsentTellsWhetherItFinished: a head ended
+// without a request becomes dead with its code and keeps its attempt; one
+// that is no longer pending (a read from before the row lock waited) is
+// left as it is and reported, so the run reads its heads again.
+func TestDeliveryStoreFinishUnsentTellsWhetherItFinished(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := postgres.NewDeliveryStore(b.db.App)
+	sub := b.subscriptionIn(t, b.install(t, b.app(t, "Tracker")), apps.SubscriptionActive)
+	b.pending(t, s, sub, 5)
+	ctx := context.Background()
+	var heads []app.PendingHead
+	finish := func() bool {
+		t.Helper()
+		var done bool
+		require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+			var err error
+			if _, heads, _, err = s.LockDeliveryTarget(ctx, sub, 1); err != nil || len(heads) == 0 {
+				return err
+			}
+			done, err = s.FinishUnsent(ctx, heads[0].ID, apps.LastErrorNotAuthorized, start)
+			return err
+		}))
+		return done
+	}
+	require.True(t, finish())
+	var status, lastError string
+	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT status, last_error FROM webhook_deliveries WHERE id = $1`, heads[0].ID).
+		Scan(&status, &lastError))
+	require.Equal(t, []string{"dead", "not_authorized"}, []string{status, lastError})
+	require.Zero(t, b.attemptOf(t, heads[0].ID), "no request, no attempt")
+	var again bool
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		var err error
+		again, err = s.FinishUnsent(ctx, heads[0].ID, apps.LastErrorNotSubscribed, start)
+		return err
+	}))
+	require.False(t, again, "a head that is no longer pending is not finished again")
+}
+
 // seqsOf returns the event seqs of heads.
 func seqsOf(heads []app.PendingHead) []int64 {
 	out := make([]int64, len(heads))
