@@ -108,20 +108,16 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step, hea
 			}
 			send = append(send, h)
 		}
-		if len(send) == 0 {
-			// Every due head ended without a request: the run goes on with
-			// the heads after them.
-			if heads, err = s.store.PendingHeads(ctx, t.SubscriptionID, s.opts.BatchMaxDeliveries); err != nil {
-				return nil, err
+		if len(send) > 0 {
+			b, err := s.claimBatch(ctx, t, st, send, evs, window, now, host)
+			if err != nil || b != nil {
+				return b, err
 			}
-			continue
 		}
-		b, err := s.claimBatch(ctx, t, st, send, evs, window, now, host)
-		if err != nil || b != nil {
-			return b, err
-		}
-		// The heads were read before the row lock waited for another
-		// transaction, which changed them: read them again.
+		// Every due head ended without a request, and the run goes on with
+		// the heads after them; or the heads were read before the row lock
+		// waited for another transaction, which changed them. Either way
+		// the run reads them again.
 		if heads, err = s.store.PendingHeads(ctx, t.SubscriptionID, s.opts.BatchMaxDeliveries); err != nil {
 			return nil, err
 		}

@@ -11,16 +11,16 @@ import (
 )
 
 // Deliver runs the job apps.webhook_deliver for subscriptionID (ADR 0051,
-// D-M2-26-3): it claims the subscription's head when it is due and no
-// attempt of the subscription is in flight, checks the event,
+// D-M2-26-3): when no attempt of the subscription is in flight it claims
+// a batch of its due heads (ADR 0088), checks each event,
 // webhook_out.deliver with the app's current rights and the routing,
-// signs, takes the subscription's lease for webhook.delivery_timeout,
-// commits, sends outside any transaction with the lease's end as the
-// attempt's deadline, and records the outcome; then it goes on with the
-// next due head within the chain budget. The record of one attempt and the
-// claim of the next share one transaction; when the claim fails, the
-// record is written alone before the error is returned, so an answer that
-// arrived is never lost to a failure of the next head (D-M2-26-39). The
+// signs, takes the subscription's lease of the batch, commits, sends the
+// batch outside any transaction one request after the other (sendBatch),
+// and records the outcomes; then it goes on with the next batch within
+// the chain budget. The record of one batch and the claim of the next
+// share one transaction; when the claim fails, the record is written
+// alone before the error is returned, so an answer that arrived is never
+// lost to a failure of the next head (D-M2-26-39). The
 // run's first claim schedules its one lease wake-up, at the latest time any
 // lease of the run can end (ADR 0067), unless the wake-up an earlier run
 // left covers the lease (ADR 0087).
@@ -136,9 +136,7 @@ func (s *Deliveries) sendBatch(ctx context.Context, c *chain, b *batch) *sentBat
 	out := &sentBatch{batch: b}
 	for i, a := range b.attempts {
 		if i > 0 && (c.stop || s.attemptTime(a) < s.opts.DeliveryTimeout || !accepted(out.sent[i-1])) {
-			for _, rest := range b.attempts[i:] {
-				out.unsent = append(out.unsent, rest.head)
-			}
+			out.unsent = headsOf(b.attempts[i:])
 			break
 		}
 		r, ok := s.send(ctx, c, a)
@@ -151,12 +149,19 @@ func (s *Deliveries) sendBatch(ctx context.Context, c *chain, b *batch) *sentBat
 			// record, which the run still writes, the next claim sends it
 			// again with the same webhook-id.
 			c.stop = true
-			for _, rest := range b.attempts[i+1:] {
-				out.unsent = append(out.unsent, rest.head)
-			}
+			out.unsent = headsOf(b.attempts[i+1:])
 			break
 		}
 		out.sent = append(out.sent, r)
+	}
+	return out
+}
+
+// headsOf returns the claimed heads of attempts.
+func headsOf(attempts []*attempt) []ClaimedHead {
+	out := make([]ClaimedHead, len(attempts))
+	for i, a := range attempts {
+		out[i] = a.head
 	}
 	return out
 }
@@ -167,10 +172,10 @@ func accepted(r sent) bool {
 	return webhook.Classify(r.res.StatusCode, r.err).Kind == webhook.OutcomeSuccess
 }
 
-// attemptTime is how long an attempt of a may take from now: until the
-// end of its lease less webhook.lease_record_allowance, measured after the
-// claim committed, so the lease always outlives the attempt it covers
-// (D-M2-26-38) and its record (D-M2-26-58), and at most
+// attemptTime is how long the lease of a leaves for an attempt from now:
+// until the end of the lease less webhook.lease_record_allowance, measured
+// after the claim committed, so the lease always outlives the attempt it
+// covers (D-M2-26-38) and its record (D-M2-26-58). send caps it at
 // webhook.delivery_timeout.
 func (s *Deliveries) attemptTime(a *attempt) time.Duration {
 	return a.head.LeaseUntil.Add(-s.opts.LeaseRecordAllowance).Sub(s.clock.Now())

@@ -306,11 +306,9 @@ type AttemptRecord struct {
 
 // AttemptOutcome is the outcome of one sent attempt of a batch.
 type AttemptOutcome struct {
-	// DeliveryID and Attempt name the claimed delivery; EventSeq its
-	// event.
+	// DeliveryID and Attempt name the claimed delivery.
 	DeliveryID ids.ID
 	Attempt    int
-	EventSeq   int64
 	// StoredAttempt is the attempt the row keeps: Attempt, or Attempt - 1
 	// when the egress guard refused the target before any byte left
 	// (attempt counts requests, D-M2-26-43).

@@ -122,7 +122,7 @@ func (s *Deliveries) settle(basis *DeliveryTarget, last *sentBatch, now time.Tim
 		standing = set.Standing
 		sets = append(sets, set)
 		rec.Outcomes = append(rec.Outcomes, AttemptOutcome{
-			DeliveryID: a.head.ID, Attempt: a.head.Attempt, EventSeq: a.head.EventSeq,
+			DeliveryID: a.head.ID, Attempt: a.head.Attempt,
 			StoredAttempt: set.StoredAttempt, Status: set.Status, NextAttemptAt: set.NextAttemptAt,
 			DeliveredAt: set.DeliveredAt, LastError: set.Outcome.LastError, ResponseCode: set.ResponseCode,
 		})

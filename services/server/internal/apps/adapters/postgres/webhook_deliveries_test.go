@@ -201,7 +201,7 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 
 	_, err = s.RecordAttempt(ctx, app.AttemptRecord{SubscriptionID: sub})
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "the record locks, so it needs a unit of work")
-	outcome := app.AttemptOutcome{DeliveryID: head.ID, Attempt: 2, StoredAttempt: 2, EventSeq: 7,
+	outcome := app.AttemptOutcome{DeliveryID: head.ID, Attempt: 2, StoredAttempt: 2,
 		Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200}
 	rec := app.AttemptRecord{SubscriptionID: sub, LeaseDeliveryID: head.ID, Outcomes: []app.AttemptOutcome{outcome},
 		Unsent: []app.ClaimedHead{second}, Now: start, NextHeads: 5,
@@ -267,10 +267,10 @@ func TestDeliveryStoreRecordsABatch(t *testing.T) {
 	}))
 	require.Len(t, claimed, 4)
 	ok := func(h app.ClaimedHead) app.AttemptOutcome {
-		return app.AttemptOutcome{DeliveryID: h.ID, Attempt: h.Attempt, StoredAttempt: h.Attempt, EventSeq: h.EventSeq,
+		return app.AttemptOutcome{DeliveryID: h.ID, Attempt: h.Attempt, StoredAttempt: h.Attempt,
 			Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204}
 	}
-	failed := app.AttemptOutcome{DeliveryID: claimed[2].ID, Attempt: 1, StoredAttempt: 1, EventSeq: 5,
+	failed := app.AttemptOutcome{DeliveryID: claimed[2].ID, Attempt: 1, StoredAttempt: 1,
 		Status: apps.DeliveryPending, NextAttemptAt: start.Add(time.Hour), LastError: apps.LastErrorHTTPStatus, ResponseCode: 500}
 	done := b.record(t, s, app.AttemptRecord{SubscriptionID: sub, LeaseDeliveryID: claimed[0].ID,
 		Outcomes: []app.AttemptOutcome{ok(claimed[0]), ok(claimed[1]), failed}, Unsent: claimed[3:], Now: start, NextHeads: 4,
@@ -390,7 +390,7 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 	record := func(h app.ClaimedHead) app.Recorded {
 		t.Helper()
 		done := b.record(t, s, app.AttemptRecord{SubscriptionID: sub, LeaseDeliveryID: h.ID, NextHeads: 1,
-			Outcomes: []app.AttemptOutcome{{DeliveryID: h.ID, Attempt: h.Attempt, StoredAttempt: h.Attempt, EventSeq: h.EventSeq,
+			Outcomes: []app.AttemptOutcome{{DeliveryID: h.ID, Attempt: h.Attempt, StoredAttempt: h.Attempt,
 				Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204}},
 			Now: start, Expected: app.RecordBasis{Standing: webhook.Standing{State: apps.SubscriptionActive}}})
 		require.True(t, done.Written)
