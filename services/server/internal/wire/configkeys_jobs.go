@@ -23,8 +23,8 @@ func jobsConfigKeys() []config.Key {
 			Doc: "Period of the maintenance jobs: event log partitions, expired idempotency keys, signing key rotation."},
 		{Name: "jobs.fetch_poll_interval", Kind: config.KindDuration, Default: "250ms", Min: "1ms", Max: "1m", Chapter: chapter02,
 			Doc: "Interval of the periodic fetch of available jobs, the backstop when no insert notification arrives."},
-		{Name: "jobs.fetch_cooldown", Kind: config.KindDuration, Default: "20ms", Min: "1ms", Max: "10s", Chapter: chapter02,
-			Doc: "Shortest pause between two fetches, which bounds the fetch load when many jobs are inserted at once."},
+		{Name: "jobs.fetch_cooldown", Kind: config.KindDuration, Default: "2ms", Min: "1ms", Max: "10s", Chapter: chapter02,
+			Doc: "Shortest pause between two fetches of a queue, and between two insert notifications of it: it bounds the fetch load when many jobs are inserted at once and delays the start of a job by up to its length (D-RT-9)."},
 	}
 }
 

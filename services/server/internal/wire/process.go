@@ -223,8 +223,12 @@ func (p *Process) buildSync() error {
 	if err != nil {
 		return err
 	}
+	// A round's statements find their rows by keys and arrays of keys
+	// (the cursor, the log after it, the candidates and grants of the
+	// apps named, the rows by subscription); under generic plans they are
+	// planned once per connection, not at every round (D-SQ-20).
 	consumers, err := syncapp.NewConsumers(syncapp.Deps{
-		UoW:         p.uow,
+		UoW:         p.uow.GenericPlans(),
 		Events:      syncpg.NewLog(p.pool),
 		Cursors:     syncpg.NewCursors(p.pool, p.clock),
 		Coordinator: sessions,
