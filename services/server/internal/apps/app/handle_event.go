@@ -153,14 +153,15 @@ func (s *Deliveries) route(ctx context.Context, r *round) error {
 
 // EndRound implements sync.ConsumerRoundEnder for the consumer webhooks
 // (D-M2-26-63): it routes the round's events (route) and writes what they
-// called for, in as few statements as the round allows. The open count of every active
-// subscription the round serves is read once; the rows of every event go
-// in one insert; then, in seq order, the quota pauses a subscription
-// whose open deliveries reach webhook.max_pending_per_subscription with
-// a new row; last, every subscription of an active installation that got
-// a row and is still active is scheduled, once, in one job insert. One
-// statement each, instead of one per event or per subscription, keeps the
-// round's cost close to the rows it creates.
+// called for, in as few statements as the round allows. The open count of
+// every active subscription the round serves is read once and the rows of
+// every event go in one insert, the two in one round trip; then, in seq
+// order, the quota pauses a subscription whose open deliveries reach
+// webhook.max_pending_per_subscription with a new row; last, every
+// subscription of an active installation that got a row and is still
+// active is scheduled, once, in one job insert. One statement each,
+// instead of one per event or per subscription, keeps the round's cost
+// close to the rows it creates.
 func (s *Deliveries) EndRound(ctx context.Context) error {
 	r := roundOf(ctx)
 	r.mu.Lock()
@@ -174,14 +175,21 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 		return nil
 	}
 	now := s.now()
-	if err := s.countPending(ctx, r, rows); err != nil {
-		return err
-	}
 	news := make([]NewDelivery, len(rows))
 	for i, rr := range rows {
 		news[i] = rr.row
 	}
-	created, err := s.store.InsertDeliveries(ctx, news, now)
+	// The count reads the open rows before the insert adds the round's
+	// and needs nothing the insert returns: both travel in one round trip,
+	// the count first (txn.Together runs its statements in order).
+	var created map[ids.ID]bool
+	err := txn.Together(ctx,
+		func(ctx context.Context) error { return s.countPending(ctx, r, rows) },
+		func(ctx context.Context) (err error) {
+			created, err = s.store.InsertDeliveries(ctx, news, now)
+			return err
+		},
+	)
 	if err != nil {
 		return err
 	}

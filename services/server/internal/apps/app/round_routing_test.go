@@ -120,3 +120,20 @@ func TestRoundRoutesAllItsEventsWithThreeStatements(t *testing.T) {
 	require.Equal(t, made, matching, "every row goes to an app granted on its event's channel")
 	require.Len(t, b.deliveries(t, b.sub), 2, "Tracker gets the two Eskalation events")
 }
+
+// TestRoundCountsAndInsertsInOneRoundTrip (D-SY-17): the round's count
+// of the open rows of its subscriptions and its insert of their new rows
+// travel in one round trip, the count first, so the quota still counts
+// what was open before the round.
+func TestRoundCountsAndInsertsInOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	b := deliveryWorld(t, options{tracer: c})
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
+	c.reset()
+	require.Equal(t, 2, b.runRound(t))
+	require.Contains(t, c.TakeNames(), []string{"WebhookDeliveryCountPending", "WebhookDeliveryInsertForRound"},
+		"the count, then the insert, in one round trip")
+	require.Len(t, b.deliveries(t, b.sub), 2, "Tracker gets both Eskalation events")
+}

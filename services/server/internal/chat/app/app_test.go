@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -118,29 +117,4 @@ func requireProblem(t testing.TB, err error, code errs.Code, reason string, poin
 func (b *testBundle) denials(t testing.TB, action string) []audittest.Row {
 	t.Helper()
 	return audittest.List(t, b.db.App, audittest.Filter{Action: action, Outcome: "deny"})
-}
-
-// statementName is the name of a statement's sqlc query, or its first two
-// words.
-func statementName(sql string) string {
-	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
-		name, _, _ := strings.Cut(rest, " ")
-		return name
-	}
-	words := strings.Fields(sql)
-	return strings.Join(words[:min(2, len(words))], " ")
-}
-
-// tripNames returns the round trips trips recorded since the last call,
-// each as the names of its statements.
-func tripNames(trips *pgtest.Trips) [][]string {
-	var out [][]string
-	for _, trip := range trips.Take() {
-		names := make([]string, len(trip))
-		for i, sql := range trip {
-			names[i] = statementName(sql)
-		}
-		out = append(out, names)
-	}
-	return out
 }

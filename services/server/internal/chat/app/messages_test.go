@@ -37,11 +37,11 @@ func TestPostMessageTakesThreeRoundTrips(t *testing.T) {
 		{"begin", "SET LOCAL", "ChannelGetByID", "GrantFactsBySubject", "SpaceMemberListByPrincipal"},
 		{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"},
 		{"commit"},
-	}, tripNames(trips))
+	}, trips.TakeNames())
 
 	_, err = b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Robin, a thread", StartThread: true})
 	require.NoError(t, err)
-	got := tripNames(trips)
+	got := trips.TakeNames()
 	require.Len(t, got, 4, "%v", got)
 	require.Equal(t, []string{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, got[1])
 	require.Equal(t, []string{"ThreadInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, got[2])

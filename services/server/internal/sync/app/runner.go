@@ -134,8 +134,13 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 // once when events were lost and the handler implements
 // sync.ConsumerLossHandler, call HandleEvent for each event it may handle,
 // then EndRound when it handled any and the handler implements
-// sync.ConsumerRoundEnder, store the cursor (and the horizon of a gap it stopped at), commit. Any
-// error rolls back all of it and is returned as is.
+// sync.ConsumerRoundEnder, store the cursor (and the horizon of a gap it
+// stopped at) and read the head of the log for the lag, commit. Any error
+// rolls back all of it and is returned as is. The frame's own statements
+// take four round trips (D-SY-17): the cursor's read with BEGIN; the
+// horizon's question, the read of the log, the cursor's lock and the
+// watermark together, in that order; the cursor's write with the head;
+// COMMIT.
 func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
 	res, err := r.round(ctx)
 	return res.handled, err
@@ -152,35 +157,60 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 	var res roundResult
 	err := r.deps.UoW.Do(ctx, func(ctx context.Context) error {
 		res = roundResult{}
-		// The unlocked read comes first so that the round's transaction id,
-		// which locking the cursor assigns, is younger than its read of the
-		// log (domain.Settle). A consumer's first round writes its cursor
-		// before the read and so keeps no horizon.
+		// The cursor is read without a lock, so that the round has no
+		// transaction id before its read of the log. A consumer's first
+		// round writes its cursor here, before the read, and so keeps no
+		// horizon.
 		seen, created, err := r.deps.Cursors.ReadCursor(ctx, r.name)
 		if err != nil {
 			return err
 		}
-		// Whether the stored horizon is settled is asked before the read:
-		// a writer that ends after this question may have committed before
-		// the read, and the read sees it.
-		settled := false
-		if seen.Horizon.XID != 0 {
-			if settled, err = r.deps.Events.WritersEndedBefore(ctx, seen.Horizon.XID); err != nil {
+		// The question whether the stored horizon is settled, the read of
+		// the log, the lock of the cursor and the read of the watermark do
+		// not depend on one another's answers: they travel together in one
+		// round trip (txn.Together, ADR 0085), and PostgreSQL runs them in
+		// this order, each after the one before it ended, which is the
+		// order every one of them needs:
+		//   - the question before the read: a writer that ends after the
+		//     question may have committed before the read, and the read
+		//     sees it;
+		//   - the read before the lock, so that the round's transaction
+		//     id, which locking the cursor assigns, is younger than its
+		//     read of the log (domain.Settle);
+		//   - the events before the watermark (D-M2-26-36): partition
+		//     maintenance may commit between two statements of the round,
+		//     and it raises the watermark and drops the events below it at
+		//     once. Read in this order, every event after the cursor is
+		//     either among those read or below the watermark read
+		//     afterwards, so it is handled or reported lost; read the other
+		//     way round, a drop in between hid events from both.
+		var (
+			settled     bool
+			read        []eventsync.Event
+			cur         Cursor
+			xid         uint64
+			minRetained int64
+		)
+		err = txn.Together(ctx,
+			func(ctx context.Context) (err error) {
+				if seen.Horizon.XID != 0 {
+					settled, err = r.deps.Events.WritersEndedBefore(ctx, seen.Horizon.XID)
+				}
 				return err
-			}
-		}
-		// The events first, the watermark second (D-M2-26-36): partition
-		// maintenance may commit between two statements of the round, and
-		// it raises the watermark and drops the events below it at once.
-		// Read in this order, every event after the cursor is either among
-		// those read or below the watermark read afterwards, so it is
-		// handled or reported lost; read the other way round, a drop in
-		// between hid events from both.
-		read, err := r.deps.Events.ReadAfter(ctx, seen.Seq, r.opts.BatchSize)
-		if err != nil {
-			return err
-		}
-		cur, xid, err := r.deps.Cursors.LockCursor(ctx, r.name)
+			},
+			func(ctx context.Context) (err error) {
+				read, err = r.deps.Events.ReadAfter(ctx, seen.Seq, r.opts.BatchSize)
+				return err
+			},
+			func(ctx context.Context) (err error) {
+				cur, xid, err = r.deps.Cursors.LockCursor(ctx, r.name)
+				return err
+			},
+			func(ctx context.Context) (err error) {
+				minRetained, err = r.deps.Events.MinRetainedSeq(ctx)
+				return err
+			},
+		)
 		if err != nil {
 			return err
 		}
@@ -195,10 +225,6 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 		events := read
 		for len(events) > 0 && events[0].Seq <= cur.Seq {
 			events = events[1:]
-		}
-		minRetained, err := r.deps.Events.MinRetainedSeq(ctx)
-		if err != nil {
-			return err
 		}
 		if len(events) > 0 {
 			// What was read is handled, even if retention dropped it since.
@@ -237,13 +263,20 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 		res.full = len(read) == plan.Limit && !settle.Held
 		next := Cursor{Seq: plan.NextCursor(last, settle.Handle), Horizon: settle.Horizon}
 		res.cursor = next.Seq
-		if next != cur {
-			if err := r.deps.Cursors.SetCursor(ctx, r.name, next); err != nil {
+		// The cursor's write and the read of the head (for the lag) go in
+		// one round trip.
+		return txn.Together(ctx,
+			func(ctx context.Context) error {
+				if next == cur {
+					return nil
+				}
+				return r.deps.Cursors.SetCursor(ctx, r.name, next)
+			},
+			func(ctx context.Context) (err error) {
+				res.head, err = r.deps.Events.HeadSeq(ctx)
 				return err
-			}
-		}
-		res.head, err = r.deps.Events.HeadSeq(ctx)
-		return err
+			},
+		)
 	})
 	r.countRound(ctx, err)
 	if err != nil {

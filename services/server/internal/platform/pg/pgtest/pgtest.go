@@ -212,6 +212,33 @@ func (l *Trips) Take() [][]string {
 	return out
 }
 
+// TakeNames is Take with each statement named: by the name of its sqlc
+// query ("-- name: X" on its first line), else by its first two words
+// ("SELECT pg_notify($1,", "begin"). Tests compare round trips by these
+// names.
+func (l *Trips) TakeNames() [][]string {
+	trips := l.Take()
+	out := make([][]string, len(trips))
+	for i, trip := range trips {
+		out[i] = make([]string, len(trip))
+		for j, sql := range trip {
+			out[i][j] = statementName(sql)
+		}
+	}
+	return out
+}
+
+// statementName is the name of a statement's sqlc query, or its first two
+// words.
+func statementName(sql string) string {
+	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
+		name, _, _ := strings.Cut(rest, " ")
+		return name
+	}
+	words := strings.Fields(sql)
+	return strings.Join(words[:min(2, len(words))], " ")
+}
+
 // AdminURL returns a superuser URL of the cluster, or fails the test. Tests of
 // the bootstrap itself need it.
 func AdminURL(t testing.TB) string {
