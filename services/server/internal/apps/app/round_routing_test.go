@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 
@@ -41,11 +40,10 @@ func (l *queryLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBa
 
 // saw counts a statement of a sqlc query by its name.
 func (l *queryLog) saw(sql string, args []any) {
-	rest, ok := strings.CutPrefix(sql, "-- name: ")
+	name, ok := pgtest.QueryName(sql)
 	if !ok {
 		return
 	}
-	name, _, _ := strings.Cut(rest, " ")
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls[name]++

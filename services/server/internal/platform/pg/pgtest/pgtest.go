@@ -231,12 +231,22 @@ func (l *Trips) TakeNames() [][]string {
 // statementName is the name of a statement's sqlc query, or its first two
 // words.
 func statementName(sql string) string {
-	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
-		name, _, _ := strings.Cut(rest, " ")
+	if name, ok := QueryName(sql); ok {
 		return name
 	}
 	words := strings.Fields(sql)
 	return strings.Join(words[:min(2, len(words))], " ")
+}
+
+// QueryName returns the name sqlc gives a statement on its first line
+// ("-- name: X :one"), and false for a statement without one.
+func QueryName(sql string) (string, bool) {
+	rest, ok := strings.CutPrefix(sql, "-- name: ")
+	if !ok {
+		return "", false
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	return name, true
 }
 
 // AdminURL returns a superuser URL of the cluster, or fails the test. Tests of

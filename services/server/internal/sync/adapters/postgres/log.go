@@ -67,31 +67,30 @@ func (l *Log) EventByKey(ctx context.Context, key eventsync.EventKey) (eventsync
 }
 
 // EventsByKey implements sync.LogReader: each retained event among keys,
-// read with one statement that touches only the partitions of the keys'
-// occurred_at. A row that matches a seq and an occurred_at of different
-// keys is not one of the keys and is left out.
+// read with one statement. event_log_events_by_keys reads every key by its
+// seq together with its own occurred_at, so each read touches one
+// partition and no row pairs the seq of one key with the time of another.
 func (l *Log) EventsByKey(ctx context.Context, keys []eventsync.EventKey) (map[int64]eventsync.Event, error) {
 	out := make(map[int64]eventsync.Event, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
-	want, seqs, times := keyColumns(keys)
+	_, seqs, times := keyColumns(keys)
 	rows, err := l.q(ctx).EventListByKeys(ctx, db.EventListByKeysParams{OccurredAts: times, Seqs: seqs})
 	if err != nil {
 		return nil, errs.Wrap(err, "sync: reading events failed")
 	}
 	for _, r := range rows {
-		if micro, ok := want[r.Seq]; ok && micro == r.OccurredAt.UnixMicro() {
-			out[r.Seq] = event(r)
-		}
+		out[r.Seq] = event(r)
 	}
 	return out, nil
 }
 
 // keyColumns returns the parameters of a read by keys: the seqs and
 // occurred_ats of keys, and per seq the occurred_at in microseconds, the
-// precision it is stored in, to leave out a row that pairs the seq of one
-// key with the time of another (a seq has one event).
+// precision it is stored in, with which a read that matches seqs and
+// times apart leaves out a row that pairs the seq of one key with the
+// time of another (a seq has one event).
 func keyColumns(keys []eventsync.EventKey) (want map[int64]int64, seqs []int64, times []time.Time) {
 	want = make(map[int64]int64, len(keys))
 	seqs, times = make([]int64, len(keys)), make([]time.Time, len(keys))

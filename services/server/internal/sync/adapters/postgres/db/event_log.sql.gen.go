@@ -137,10 +137,10 @@ type EventListByKeysParams struct {
 	OccurredAts []time.Time
 }
 
-// The events of a batch of deliveries (ADR 0088), as EventTypeListByKeys
-// reads their types: only the partitions of the keys' occurred_at;
-// through event_log_events_by_keys (00060) its plan is generic and
-// cached, not made anew for every call (D-SQ-16).
+// The events of a batch of deliveries (ADR 0088): through
+// event_log_events_by_keys (00060) each key is read by its seq with its
+// own occurred_at, under a generic plan cached per session and pruned to
+// the key's partition (D-SQ-18).
 func (q *Queries) EventListByKeys(ctx context.Context, arg EventListByKeysParams) ([]EventLog, error) {
 	rows, err := q.db.Query(ctx, eventListByKeys, arg.Seqs, arg.OccurredAts)
 	if err != nil {

@@ -16,10 +16,10 @@ SELECT seq, occurred_at, type FROM event_log
 WHERE occurred_at = ANY(@occurred_ats::timestamptz[]) AND seq = ANY(@seqs::bigint[]);
 
 -- name: EventListByKeys :many
--- The events of a batch of deliveries (ADR 0088), as EventTypeListByKeys
--- reads their types: only the partitions of the keys' occurred_at;
--- through event_log_events_by_keys (00060) its plan is generic and
--- cached, not made anew for every call (D-SQ-16).
+-- The events of a batch of deliveries (ADR 0088): through
+-- event_log_events_by_keys (00060) each key is read by its seq with its
+-- own occurred_at, under a generic plan cached per session and pruned to
+-- the key's partition (D-SQ-18).
 SELECT * FROM event_log_events_by_keys(@seqs::bigint[], @occurred_ats::timestamptz[]);
 
 -- name: EventListAfter :many
