@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/instance"
@@ -18,6 +19,8 @@ import (
 	"bothy/server/internal/kernel/auditing/audittest"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
 
@@ -365,4 +368,47 @@ func TestSignersCacheEndsAtTheNotAfterOfARetiringKey(t *testing.T) {
 	b.clock.Advance(time.Nanosecond)
 	_, err := b.env.Keys.Signers(ctx, w)
 	require.Error(t, err, "read again at not_after, which needs the master key")
+}
+
+// TestSignersReadTheKeysWithoutHoldingTheCache: two functions of one
+// txn.Together that miss the cache at once both read the keys in the
+// unit of work's round trip. A read under the cache's lock kept the second
+// function waiting for the lock and the first waiting for the second's
+// statement: the delivery runs that claim together (ADR 0089) stopped for
+// good. A deadlock fails the test instead of hanging it.
+func TestSignersReadTheKeysWithoutHoldingTheCache(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.env.Ensure(t)
+	other := b.process(t) // a cold cache
+	// A pool of its own: a stuck unit of work keeps its connection, which
+	// the clean-up of the world's pools would wait for for ever.
+	pool, err := pgxpool.New(context.Background(), b.db.AppURL)
+	require.NoError(t, err)
+	uow := pg.NewUnitOfWork(pool, 0, time.Second)
+	done := make(chan error, 1)
+	kids := make([]string, 2)
+	go func() {
+		done <- uow.Do(context.Background(), func(ctx context.Context) error {
+			fn := func(i int) func(ctx context.Context) error {
+				return func(ctx context.Context) error {
+					s, err := other.Keys.Signer(ctx, instance.PurposeWebhookOut)
+					if err == nil {
+						kids[i] = s.KeyID()
+					}
+					return err
+				}
+			}
+			return txn.Together(ctx, fn(0), fn(1))
+		})
+	}()
+	select {
+	case err := <-done:
+		pool.Close()
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the functions of Together waited for one another for 30 s")
+	}
+	want := b.signerKids(t, b.env, instance.PurposeWebhookOut)[0]
+	require.Equal(t, []string{want, want}, kids)
 }

@@ -54,8 +54,14 @@ type Keys struct {
 	clock  clock.Clock
 	ttl    time.Duration
 
+	// mu guards cache and generation only, never a read of the store: a
+	// caller may be a function of txn.Together, whose statement waits for
+	// the statements of the others, which must not wait for mu (ADR 0085).
 	mu    sync.Mutex
 	cache map[instance.Purpose]signerSet
+	// generation counts the Invalidate calls, so that a load that began
+	// before one does not put what it read into the cache after it.
+	generation uint64
 }
 
 var _ instance.Keys = (*Keys)(nil)
@@ -104,14 +110,21 @@ func (k *Keys) Signers(ctx context.Context, p instance.Purpose) ([]instance.Sign
 	}
 	now := k.clock.Now()
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	set, ok := k.cache[p]
+	generation := k.generation
+	k.mu.Unlock()
 	if !ok || !now.Before(set.until) {
+		// Read without the lock: callers that miss the cache at the same
+		// time each read the keys, and the last one's set stays.
 		var err error
 		if set, err = k.load(ctx, p, now); err != nil {
 			return nil, err
 		}
-		k.cache[p] = set
+		k.mu.Lock()
+		if k.generation == generation {
+			k.cache[p] = set
+		}
+		k.mu.Unlock()
 	}
 	signing := domain.Signing(set.keys, now)
 	if len(signing) == 0 || signing[0].State != instance.KeyActive {
@@ -156,6 +169,7 @@ func (k *Keys) Invalidate() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	clear(k.cache)
+	k.generation++
 }
 
 // PublicKeys implements instance.Keys: the keys of p in the states next,
