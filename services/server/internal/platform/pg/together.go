@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,6 +49,10 @@ func gather(tx pgx.Tx) txn.Gatherer {
 type gathering struct {
 	tx   pgx.Tx
 	msgs chan gatherMsg
+	// decoding serialises the decoding of rows by the fns, which run
+	// concurrently: the connection's pgtype.Map caches its scan plans and
+	// is not safe for concurrent use.
+	decoding sync.Mutex
 	// parts are the participants, indexed by the id they report with.
 	parts []*participant
 	// running counts the participants whose goroutine runs Go code, so
@@ -91,7 +96,7 @@ func (g *gathering) start(ctx context.Context, parent *participant, fns []func(c
 		p := &participant{parent: parent, order: append(slices.Clone(parent.order), i)}
 		g.parts = append(g.parts, p)
 		g.running++
-		ptx := &gatheredTx{parent: g.tx, part: id, msgs: g.msgs}
+		ptx := &gatheredTx{parent: g.tx, part: id, msgs: g.msgs, decoding: &g.decoding}
 		pctx := txn.WithGatherer(context.WithValue(ctx, txKey{}, pgx.Tx(ptx)), g.nested(p, id))
 		go func() {
 			m := gatherMsg{part: id, done: true}
@@ -296,6 +301,8 @@ type gatheredTx struct {
 	parent pgx.Tx
 	part   int
 	msgs   chan gatherMsg
+	// decoding is the gathering's (gathering.decoding).
+	decoding *sync.Mutex
 }
 
 var _ pgx.Tx = (*gatheredTx)(nil)
@@ -342,7 +349,7 @@ func (t *gatheredTx) SendBatch(_ context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 func (t *gatheredTx) rows(r gatheredResult) *gatheredRows {
-	return &gatheredRows{res: r, typeMap: t.parent.Conn().TypeMap(), conn: t.parent.Conn(), at: -1}
+	return &gatheredRows{res: r, typeMap: t.parent.Conn().TypeMap(), decoding: t.decoding, conn: t.parent.Conn(), at: -1}
 }
 
 func (t *gatheredTx) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
@@ -437,10 +444,12 @@ func (b *gatheredBatch) Close() error {
 type gatheredRows struct {
 	res     gatheredResult
 	typeMap *pgtype.Map
-	conn    *pgx.Conn
-	at      int
-	closed  bool
-	err     error
+	// decoding guards typeMap (gathering.decoding).
+	decoding *sync.Mutex
+	conn     *pgx.Conn
+	at       int
+	closed   bool
+	err      error
 }
 
 var _ pgx.Rows = (*gatheredRows)(nil)
@@ -471,7 +480,10 @@ func (r *gatheredRows) Scan(dest ...any) error {
 	if r.at < 0 || r.at >= len(r.res.rows) {
 		return errors.New("pg: Scan without a current row")
 	}
-	if err := pgx.ScanRow(r.typeMap, r.res.fields, r.res.rows[r.at], dest...); err != nil {
+	r.decoding.Lock()
+	err := pgx.ScanRow(r.typeMap, r.res.fields, r.res.rows[r.at], dest...)
+	r.decoding.Unlock()
+	if err != nil {
 		r.err = err
 		r.closed = true
 		return err
@@ -483,6 +495,8 @@ func (r *gatheredRows) Values() ([]any, error) {
 	if r.at < 0 || r.at >= len(r.res.rows) {
 		return nil, errors.New("pg: Values without a current row")
 	}
+	r.decoding.Lock()
+	defer r.decoding.Unlock()
 	raw := r.res.rows[r.at]
 	out := make([]any, len(raw))
 	for i, fd := range r.res.fields {

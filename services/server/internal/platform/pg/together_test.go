@@ -3,6 +3,7 @@ package pg_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -287,4 +288,67 @@ func TestTogetherRefusesWhatBelongsToTheUnitOfWork(t *testing.T) {
 	require.ErrorIs(t, err, boom, "a nested function's error reaches the caller of its Together")
 	require.Zero(t, probeRows(t, pool), "rolled back")
 	require.Zero(t, pool.Stat().AcquiredConns(), "the connection went back to the pool")
+}
+
+// probeLevel is a named type, which the type map looks up by reflection
+// the first time a row is decoded into it.
+type probeLevel int16
+
+// TestTogetherDecodesTheRowsOfConcurrentFunctions: the functions of a
+// Together run concurrently, and each decodes its rows through the one
+// connection's type map, which caches scan plans and is not safe for
+// concurrent use; the gatherer decodes one row at a time. The race showed
+// under -race in the delivery runs that claim together
+// (apps/app/deliver_together_test.go), where the first decode of a fresh
+// connection builds the map's reflection table.
+func TestTogetherDecodesTheRowsOfConcurrentFunctions(t *testing.T) {
+	t.Parallel()
+	pool, _ := togetherWorld(t)
+	ctx := context.Background()
+	uow := pg.NewUnitOfWork(pool, 0, time.Second)
+	const n = 8
+	got := make([]int, n)
+	texts := make([]string, n)
+	require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
+		fns := make([]func(context.Context) error, n)
+		for i := range fns {
+			fns[i] = func(ctx context.Context) error {
+				tx, err := pg.RequireTx(ctx)
+				if err != nil {
+					return err
+				}
+				// Types no statement of the unit of work decoded before,
+				// so that each function plans its scans anew.
+				var small probeLevel
+				var list []int64
+				var num float64
+				var every time.Duration
+				var raw []byte
+				var vals []any
+				if err := tx.QueryRow(ctx, `SELECT $1::int, $1::text, 7::int2, '{1,2}'::int8[], 1.5::numeric,
+					interval '1 second', '\x01'::bytea`, i).Scan(&got[i], &texts[i], &small, &list, &num, &every, &raw); err != nil {
+					return err
+				}
+				rows, err := tx.Query(ctx, `SELECT $1::bigint, gen_random_uuid()`, i)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					if vals, err = rows.Values(); err != nil {
+						return err
+					}
+				}
+				if len(vals) != 2 {
+					return errors.New("no row")
+				}
+				return rows.Err()
+			}
+		}
+		return txn.Together(ctx, fns...)
+	}))
+	for i := range n {
+		require.Equal(t, i, got[i])
+		require.Equal(t, strconv.Itoa(i), texts[i])
+	}
 }
