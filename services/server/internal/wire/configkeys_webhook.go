@@ -49,6 +49,8 @@ func webhookConfigKeys() []config.Key {
 			Doc: "Most due deliveries of one subscription a claim takes and sends one after the other under one lease, each after the one before it was accepted (ADR 0088); 1 claims one at a time. A subscription with max_per_second claims one at a time. After a crash during a batch, every delivery of it that was sent is sent again."},
 		{Name: "webhook.batch_max_duration", Kind: config.KindDuration, Default: "1s", Min: "0s", MinExclusive: true, Max: "1m", Chapter: chapter02,
 			Doc: "How long after its claim a batch starts a send after its first; every send gets the whole webhook.delivery_timeout, so with webhook.batch_max_deliveries above 1 a lease lasts this much longer (ADR 0088)."},
+		{Name: "webhook.run_max_subscriptions", Kind: config.KindInt, Default: "16", Min: "1", Max: "1000", Unit: "subscriptions", Chapter: chapter02,
+			Doc: "Most subscriptions served by one consumer round whose delivery runs start in one job: their locks and claims share one transaction and its round trips, then each run goes on alone, its sends concurrent with the others' (ADR 0089); 1 gives each subscription its own job."},
 	}
 }
 
@@ -93,4 +95,6 @@ type WebhookConfig struct {
 	BatchMaxDeliveries int `config:"webhook.batch_max_deliveries"`
 	// BatchMaxDuration is webhook.batch_max_duration.
 	BatchMaxDuration time.Duration `config:"webhook.batch_max_duration"`
+	// RunMaxSubscriptions is webhook.run_max_subscriptions.
+	RunMaxSubscriptions int `config:"webhook.run_max_subscriptions"`
 }

@@ -241,6 +241,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		ChainMaxDuration:          cfg.Webhook.ChainMaxDuration,
 		BatchMaxDeliveries:        cfg.Webhook.BatchMaxDeliveries,
 		BatchMaxDuration:          cfg.Webhook.BatchMaxDuration,
+		RunMaxSubscriptions:       cfg.Webhook.RunMaxSubscriptions,
 	}); err != nil {
 		return nil, err
 	}

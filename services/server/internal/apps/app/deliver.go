@@ -56,24 +56,40 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 // earlier (a round, a chain, an owner's change) leaves the head to the job
 // its failure scheduled, so jobs do not pile up behind a head in backoff.
 func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, scheduledAt time.Time) error {
-	c := &chain{start: s.clock.Now(), scheduledAt: scheduledAt}
+	return s.run(ctx, subscriptionID, s.newChain(scheduledAt), nil)
+}
+
+// newChain returns the chain of a run whose job was due at scheduledAt.
+func (s *Deliveries) newChain(scheduledAt time.Time) *chain {
+	return &chain{start: s.clock.Now(), scheduledAt: scheduledAt}
+}
+
+// run is the run c of subscriptionID's job: one unit of work after the
+// other, each the record of the batch sent last and the claim of the next,
+// and the sends between them. first is the run's first step when a unit
+// of work it shared with the runs of other subscriptions already committed
+// it (DeliverTogether); nil runs the first step here.
+func (s *Deliveries) run(ctx context.Context, subscriptionID ids.ID, c *chain, first *step) error {
 	var last *sentBatch
 	for {
-		var st *step
-		err := s.uow.Do(ctx, func(ctx context.Context) error {
-			st = c.begin()
-			return s.step(ctx, subscriptionID, st, last)
-		})
-		if err != nil && st != nil && st.recorded {
-			// The claim of the next batch failed after the record of the
-			// previous one: write the record alone, so the answers that
-			// arrived stay recorded, then let River retry the run.
-			return errors.Join(err, s.recordAlone(ctx, subscriptionID, c, last))
+		st := first
+		first = nil
+		if st == nil {
+			err := s.uow.Do(ctx, func(ctx context.Context) error {
+				st = c.begin()
+				return s.step(ctx, subscriptionID, st, last)
+			})
+			if err != nil && st != nil && st.recorded {
+				// The claim of the next batch failed after the record of
+				// the previous one: write the record alone, so the answers
+				// that arrived stay recorded, then let River retry the run.
+				return errors.Join(err, s.recordAlone(ctx, subscriptionID, c, last))
+			}
+			if err != nil {
+				return err
+			}
+			s.committed(ctx, st)
 		}
-		if err != nil {
-			return err
-		}
-		s.committed(ctx, st)
 		if st.next == nil && !st.rateWait.IsZero() {
 			// The rate limit holds a due head (ADR 0081): the run waits
 			// for the window, at most a second, and claims again. A worker

@@ -59,6 +59,10 @@ type DeliveryOptions struct {
 	// heads of a subscription one claim takes and sends one after the
 	// other under one lease (ADR 0088); 1 claims one head at a time.
 	BatchMaxDeliveries int
+	// RunMaxSubscriptions is webhook.run_max_subscriptions: the most
+	// subscriptions of a consumer round whose runs start together in one
+	// job (DeliverTogether, ADR 0089); 1 gives each its own job.
+	RunMaxSubscriptions int
 	// BatchMaxDuration is webhook.batch_max_duration: how long after its
 	// claim a batch starts its sends after the first; a batch's lease
 	// lasts this much longer than one attempt's (leaseLength).
@@ -83,6 +87,8 @@ func (o DeliveryOptions) validate() error {
 		return errors.New("apps: webhook.chain_max_deliveries and webhook.chain_max_duration must be positive")
 	case o.BatchMaxDeliveries < 1 || o.BatchMaxDuration <= 0:
 		return errors.New("apps: webhook.batch_max_deliveries and webhook.batch_max_duration must be positive")
+	case o.RunMaxSubscriptions < 1:
+		return errors.New("apps: webhook.run_max_subscriptions must be at least 1")
 	}
 	return nil
 }

@@ -76,6 +76,7 @@ func defaultOptions() app.DeliveryOptions {
 		ChainMaxDuration:          30 * time.Second,
 		BatchMaxDeliveries:        16,
 		BatchMaxDuration:          time.Second,
+		RunMaxSubscriptions:       16,
 	}
 }
 
@@ -510,7 +511,7 @@ const otherHost = "other.example.com"
 type received struct {
 	// at is when the request arrived, by the wall clock.
 	at                     time.Time
-	host                   string
+	host, path             string
 	id, timestamp, sig, ua string
 	contentType            string
 	body                   []byte
@@ -544,7 +545,7 @@ func newReceiver(t testing.TB) *receiver {
 			rv.inFlight--
 			rv.mu.Unlock()
 		}()
-		rv.got = append(rv.got, received{at: time.Now(), host: r.Host, id: r.Header.Get("webhook-id"), timestamp: r.Header.Get("webhook-timestamp"),
+		rv.got = append(rv.got, received{at: time.Now(), host: r.Host, path: r.URL.Path, id: r.Header.Get("webhook-id"), timestamp: r.Header.Get("webhook-timestamp"),
 			sig: r.Header.Get("webhook-signature"), ua: r.Header.Get("User-Agent"), contentType: r.Header.Get("Content-Type"), body: body})
 		respond := rv.respond
 		rv.mu.Unlock()

@@ -211,7 +211,7 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 		woken[id] = true
 		due = append(due, id)
 	}
-	return s.scheduler.ScheduleAll(ctx, due, now)
+	return s.scheduler.ScheduleGroups(ctx, s.runGroups(due), now)
 }
 
 // loadCandidates reads the candidates the round's events need and it has

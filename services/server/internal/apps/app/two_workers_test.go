@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
+	"bothy/server/internal/kernel/ids"
 )
 
 // TestDeliveryThroughTwoWorkers runs the delivery scenarios of the spec
@@ -180,5 +183,65 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 		eventually(t, "it succeeded", func() bool { return b.statusesAre(t, "succeeded") })
 		require.Equal(t, got[0].id, got[1].id)
 		require.Equal(t, 1, b.recv.peakInFlight())
+	})
+
+	t.Run("subscriptions served together keep their own order", func(t *testing.T) {
+		t.Parallel()
+		// Five subscriptions, two to a round's job (ADR 0089): each
+		// receiver answers 500 to every third request, the record of one
+		// sent attempt fails once (a crash after the send), and Robin
+		// pauses one subscription for a while.
+		store := &failingStore{}
+		b := world(t, options{
+			change: func(o *app.DeliveryOptions) { fast(o); o.RunMaxSubscriptions = 2 },
+			wrap: func(s app.DeliveryStore) app.DeliveryStore {
+				store.DeliveryStore = s
+				return store
+			}})
+		paths := []string{"/hooks/bothy", "/hooks/b", "/hooks/c", "/hooks/d", "/hooks/e"}
+		subs := []ids.ID{b.sub}
+		for _, p := range paths[1:] {
+			subs = append(subs, b.createAt(t, p))
+		}
+		b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+			if n%3 == 2 {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+		const messages = 8
+		for i := range messages {
+			if i == 3 {
+				b.setState(t, subs[2], apps.SubscriptionPaused)
+			}
+			if i == 6 {
+				b.setState(t, subs[2], apps.SubscriptionActive)
+			}
+			b.post(t, b.w.Alex, b.w.Eskalation, fmt.Sprintf("message %d", i))
+			b.runRound(t)
+		}
+		eventually(t, "every delivery succeeded", func() bool {
+			for _, sub := range subs {
+				rows := b.deliveries(t, sub)
+				if len(rows) != messages || !b.succeeded(t, sub) {
+					return false
+				}
+			}
+			return true
+		})
+		require.True(t, store.failed.Load(), "a record failed after its send")
+		events := b.deliveries(t, b.sub)
+		byPath := map[string][]string{}
+		for _, r := range b.recv.requests() {
+			byPath[r.path] = append(byPath[r.path], r.id)
+		}
+		for _, p := range paths {
+			got := slices.Compact(byPath[p])
+			require.Len(t, got, messages, "%s: every event, each again only right after itself", p)
+			for i, r := range events {
+				require.Equal(t, r.EventID.String(), got[i], "%s: in seq order", p)
+			}
+		}
 	})
 }

@@ -88,8 +88,11 @@ type DeliveryScheduler interface {
 	// at, in the unit of work of ctx, so the job exists exactly when the rows
 	// it serves were committed.
 	Schedule(ctx context.Context, subscriptionID ids.ID, at time.Time) error
-	// ScheduleAll is Schedule for every one of subscriptionIDs, in one
-	// insert: the consumer round schedules every subscription it served at
-	// its end this way. No IDs inserts nothing.
-	ScheduleAll(ctx context.Context, subscriptionIDs []ids.ID, at time.Time) error
+	// ScheduleGroups inserts, in one insert in the unit of work of ctx, a
+	// job apps.webhook_deliver due at at for each of groups: the job of
+	// a group of one is that subscription's as Schedule inserts it, the
+	// job of a larger group runs Deliveries.DeliverTogether for its
+	// subscriptions. The consumer round schedules every subscription it
+	// served at its end this way. No groups inserts nothing.
+	ScheduleGroups(ctx context.Context, groups [][]ids.ID, at time.Time) error
 }

@@ -106,7 +106,8 @@ func (w *World) Delivery(t testing.TB, id ids.ID) apps.Delivery {
 // River's own insert time, so only its being due is meaningful.
 var AtOnce = time.Time{}
 
-// Scheduled returns, for every apps.webhook_deliver job of the subscription,
+// Scheduled returns, for every apps.webhook_deliver job of the subscription
+// (its own or one it shares with others, DeliverTogether),
 // its scheduled_at when it waits for a future time, or AtOnce when it was
 // inserted due at once; jobs due at once come first, then the others oldest
 // first.
@@ -114,7 +115,7 @@ func (w *World) Scheduled(t testing.TB, subscription ids.ID) []time.Time {
 	t.Helper()
 	rows, err := w.Services.DB.App.Query(context.Background(), `
 		SELECT state = 'scheduled', scheduled_at FROM river_job
-		WHERE kind = 'apps.webhook_deliver' AND args->>'subscription_id' = $1
+		WHERE kind = 'apps.webhook_deliver' AND (args->>'subscription_id' = $1 OR args->'subscription_ids' ? $1)
 		ORDER BY state = 'scheduled', scheduled_at, id`, subscription.String())
 	require.NoError(t, err)
 	defer rows.Close()

@@ -166,22 +166,16 @@ var standingsKey = txn.NewKey[*standings]("authz.standings")
 // standing returns the facts of p, from the memo of the unit of work of
 // ctx when they were loaded before in it.
 func (a *Authorizer) standing(ctx context.Context, p actor.Principal) (standing, error) {
-	memo, ok := standingsKey.Get(ctx)
-	if ok {
-		memo.mu.Lock()
-		s, found := memo.by[p.ID]
-		memo.mu.Unlock()
-		if found {
-			return s, nil
-		}
+	memo, _ := standingsKey.GetOrSet(ctx, &standings{by: map[ids.ID]standing{}})
+	memo.mu.Lock()
+	s, found := memo.by[p.ID]
+	memo.mu.Unlock()
+	if found {
+		return s, nil
 	}
 	s, err := a.load(ctx, p)
 	if err != nil {
 		return standing{}, err
-	}
-	if !ok {
-		memo = &standings{by: map[ids.ID]standing{}}
-		standingsKey.Set(ctx, memo)
 	}
 	memo.mu.Lock()
 	memo.by[p.ID] = s

@@ -29,11 +29,7 @@ var reachesKey = txn.NewKey[*reaches]("authz.reaches")
 // channel or its space, a space with any grant in it, the instance always,
 // and nothing else.
 func (a *Authorizer) Reach(ctx context.Context, rs []authorize.Resource) ([]authz.Reach, error) {
-	memo, ok := reachesKey.Get(ctx)
-	if !ok {
-		memo = &reaches{by: map[domain.Place][]ids.ID{}}
-		reachesKey.Set(ctx, memo)
-	}
+	memo, _ := reachesKey.GetOrSet(ctx, &reaches{by: map[domain.Place][]ids.ID{}})
 	out := make([]authz.Reach, len(rs))
 	// placeOf holds the place of each resource (by index) that a place
 	// narrows; the others are answered in the first pass.

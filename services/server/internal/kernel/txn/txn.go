@@ -68,6 +68,24 @@ func (k *Key[T]) Get(ctx context.Context) (T, bool) {
 	return v.(T), true
 }
 
+// GetOrSet returns the value stored under k in the transaction of ctx and
+// true; when there is none it stores v and returns it with false, in one
+// step, so functions of Together that start a memo at the same time share
+// one. Outside a transaction it returns v and false and stores nothing.
+func (k *Key[T]) GetOrSet(ctx context.Context, v T) (T, bool) {
+	m, ok := ctx.Value(memoKey{}).(*memo)
+	if !ok {
+		return v, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.values[k]; ok {
+		return old.(T), true
+	}
+	m.values[k] = v
+	return v, false
+}
+
 // Set stores v under k for the rest of the transaction of ctx. Outside a
 // transaction it does nothing, so a memo can never outlive its transaction.
 func (k *Key[T]) Set(ctx context.Context, v T) {

@@ -2,6 +2,7 @@ package txn_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,4 +28,29 @@ func TestKeyLivesInItsMemoOnly(t *testing.T) {
 	second := txn.WithMemo(outside)
 	_, ok = countKey.Get(second)
 	require.False(t, ok, "a new transaction starts with an empty memo")
+}
+
+func TestGetOrSetKeepsTheFirstValue(t *testing.T) {
+	t.Parallel()
+	v, found := countKey.GetOrSet(context.Background(), 3)
+	require.Equal(t, 3, v)
+	require.False(t, found)
+	_, ok := countKey.Get(context.Background())
+	require.False(t, ok, "nothing is stored outside a transaction")
+
+	ctx := txn.WithMemo(context.Background())
+	var wg sync.WaitGroup
+	got := make([]int, 8)
+	for i := range got {
+		wg.Go(func() { got[i], _ = countKey.GetOrSet(ctx, i+10) })
+	}
+	wg.Wait()
+	first, ok := countKey.Get(ctx)
+	require.True(t, ok)
+	for _, g := range got {
+		require.Equal(t, first, g, "every caller gets the value stored first")
+	}
+	v, found = countKey.GetOrSet(ctx, 99)
+	require.True(t, found)
+	require.Equal(t, first, v)
 }

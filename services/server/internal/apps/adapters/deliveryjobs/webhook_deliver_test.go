@@ -17,6 +17,7 @@ import (
 func TestWebhookDeliverArgsAreValid(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, jobs.ValidateArgsType(deliveryjobs.WebhookDeliver{SubscriptionID: ids.New()}))
+	require.NoError(t, jobs.ValidateArgsType(deliveryjobs.WebhookDeliver{SubscriptionIDs: []ids.ID{ids.New(), ids.New()}}))
 	require.Equal(t, "apps.webhook_deliver", deliveryjobs.WebhookDeliver{}.Kind())
 }
 
@@ -25,6 +26,15 @@ type deliverFunc func(ctx context.Context, subscriptionID ids.ID) error
 
 func (f deliverFunc) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, _ time.Time) error {
 	return f(ctx, subscriptionID)
+}
+
+func (f deliverFunc) DeliverTogether(ctx context.Context, subscriptionIDs []ids.ID, _ time.Time) error {
+	for _, id := range subscriptionIDs {
+		if err := f(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (deliverFunc) Stalled(context.Context, ids.ID, error) error { return nil }

@@ -1,0 +1,204 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/app"
+	"bothy/server/internal/kernel/ids"
+)
+
+// createAt creates a subscription of Tracker to the receiver's path for
+// message.created, as Robin does, and returns its id.
+func (b *bundle) createAt(t testing.TB, path string) ids.ID {
+	t.Helper()
+	created, err := b.w.Services.Webhooks.CreateSubscription(b.robin(t),
+		apps.CreateSubscription{AppID: b.appID, URL: b.recv.url(path), EventTypes: []string{"message.created"}})
+	require.NoError(t, err)
+	return created.ID
+}
+
+// ownJobs counts the apps.webhook_deliver jobs due at once that name sub
+// alone (a lease wake-up is due later).
+func (b *bundle) ownJobs(t testing.TB, sub ids.ID) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT count(*) FROM river_job
+		WHERE kind = 'apps.webhook_deliver' AND args->>'subscription_id' = $1 AND state = 'available'`, sub.String()).Scan(&n))
+	return n
+}
+
+// sharedJobs returns the number of subscriptions each apps.webhook_deliver
+// job for several names, smallest first.
+func (b *bundle) sharedJobs(t testing.TB) []int {
+	t.Helper()
+	var out []int
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT coalesce(array_agg(jsonb_array_length(args->'subscription_ids')
+		ORDER BY jsonb_array_length(args->'subscription_ids')), '{}') FROM river_job
+		WHERE kind = 'apps.webhook_deliver' AND args ? 'subscription_ids'`).Scan(&out))
+	return out
+}
+
+// withThree returns a world with three subscriptions of Tracker (its own
+// and two at /hooks/b and /hooks/c), each with one pending delivery the
+// round made, and the subscriptions in the order of the round's job.
+func withThree(t *testing.T, o options) (*bundle, []ids.ID) {
+	t.Helper()
+	b := deliveryWorld(t, o)
+	subs := []ids.ID{b.sub, b.createAt(t, "/hooks/b"), b.createAt(t, "/hooks/c")}
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+	b.runRound(t)
+	return b, subs
+}
+
+// succeeded reports whether every delivery of sub succeeded and it has
+// at least one.
+func (b *bundle) succeeded(t testing.TB, sub ids.ID) bool {
+	t.Helper()
+	rows := b.deliveries(t, sub)
+	for _, r := range rows {
+		if r.Status != "succeeded" {
+			return false
+		}
+	}
+	return len(rows) > 0
+}
+
+// TestRoundSchedulesItsSubscriptionsInGroups (ADR 0089): a round that
+// serves more subscriptions than webhook.run_max_subscriptions inserts as
+// few jobs as the key allows, of sizes that differ by one at most; the job
+// of a group of one names its subscription as every other trigger does.
+func TestRoundSchedulesItsSubscriptionsInGroups(t *testing.T) {
+	t.Parallel()
+	b, subs := withThree(t, options{change: func(o *app.DeliveryOptions) { o.RunMaxSubscriptions = 2 }})
+	require.Equal(t, []int{2}, b.sharedJobs(t), "three subscriptions at two a job: one job of two")
+	own := 0
+	for _, sub := range subs {
+		own += b.ownJobs(t, sub)
+		require.NotEmpty(t, b.w.Scheduled(t, sub), "every subscription the round served has a job")
+	}
+	require.Equal(t, 1, own, "and one of its own")
+}
+
+// TestDeliverTogetherClaimsInOneUnitOfWork (ADR 0089): the runs of a
+// round's job lock and claim all of its subscriptions in one unit of work
+// whose statements travel together, in as many round trips as one
+// subscription's first unit of work takes; then each records in its own.
+func TestDeliverTogetherClaimsInOneUnitOfWork(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	b, subs := withThree(t, options{tracer: c})
+	require.Equal(t, []int{3}, b.sharedJobs(t), "the round's one job names all three")
+	c.reset()
+	require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()))
+	got := b.recv.wait(t, 3)
+	paths := map[string]bool{}
+	for _, r := range got {
+		paths[r.path] = true
+	}
+	require.Equal(t, map[string]bool{"/hooks/bothy": true, "/hooks/b": true, "/hooks/c": true}, paths)
+	for _, sub := range subs {
+		require.True(t, b.succeeded(t, sub))
+	}
+	require.Equal(t, 6, c.count("WebhookSubscriptionLockDeliveryTarget"), "three locks together, then three records")
+	require.Equal(t, 3, c.count("WebhookDeliveryClaimHeads"))
+	require.Equal(t, 3, c.count("EventListByKeys"))
+	require.Equal(t, 5+3*2, c.roundTrips(), "the shared unit of work as one subscription's: BEGIN with the locks, "+
+		"the events with the grants, the claims with the lease wake-ups, sync_epoch, COMMIT; then for each "+
+		"subscription BEGIN with its record, COMMIT")
+}
+
+// TestDeliverTogetherSlowReceiverHoldsBackOnlyItsOwn (ADR 0089): after the
+// shared claim each subscription's run goes on alone, so the two whose
+// receivers answer at once are recorded while the third's receiver still
+// holds its request.
+func TestDeliverTogetherSlowReceiverHoldsBackOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	b, subs := withThree(t, options{})
+	release := make(chan struct{})
+	b.recv.answer(func(_ int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hooks/c" {
+			<-release
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	done := make(chan error, 1)
+	go func() { done <- b.d.DeliverTogether(bg, subs, b.now()) }()
+	eventually(t, "the two fast subscriptions recorded", func() bool {
+		return b.succeeded(t, subs[0]) && b.succeeded(t, subs[1])
+	})
+	require.Equal(t, "pending", b.deliveries(t, subs[2])[0].Status, "the slow receiver still holds its request")
+	close(release)
+	require.NoError(t, <-done)
+	require.True(t, b.succeeded(t, subs[2]))
+}
+
+// failingClaim fails ClaimHeads of one subscription, once.
+type failingClaim struct {
+	app.DeliveryStore
+	sub    ids.ID
+	failed atomic.Bool
+}
+
+func (s *failingClaim) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+	if c.SubscriptionID == s.sub && s.failed.CompareAndSwap(false, true) {
+		return nil, errInjected
+	}
+	return s.DeliveryStore.ClaimHeads(ctx, c)
+}
+
+// TestDeliverTogetherHandsAFailureToEachSubscription (ADR 0089): when the
+// shared unit of work fails, nothing is claimed and every subscription of
+// the job gets a job of its own, so the one whose claim failed is retried
+// on its own; when one run fails after the shared claim, that subscription
+// alone gets a job, and the others' deliveries stand.
+func TestDeliverTogetherHandsAFailureToEachSubscription(t *testing.T) {
+	t.Parallel()
+	t.Run("the shared claim", func(t *testing.T) {
+		t.Parallel()
+		store := &failingClaim{}
+		b, subs := withThree(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
+			store.DeliveryStore = s
+			return store
+		}})
+		store.sub = subs[1]
+		require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()), "the failure went to jobs of their own")
+		require.True(t, store.failed.Load())
+		require.Empty(t, b.recv.requests(), "the failed unit of work claimed nothing")
+		for _, sub := range subs {
+			require.Equal(t, 1, b.ownJobs(t, sub))
+			require.Equal(t, "pending", b.deliveries(t, sub)[0].Status)
+			require.Equal(t, 0, b.deliveries(t, sub)[0].Attempt)
+			b.deliver(t, sub)
+			require.True(t, b.succeeded(t, sub))
+		}
+	})
+	t.Run("a record after it", func(t *testing.T) {
+		t.Parallel()
+		o := failingRecordOf(1)
+		b, subs := withThree(t, o)
+		err := b.d.DeliverTogether(bg, subs, b.now())
+		require.NoError(t, err, "the failure went to a job of its own")
+		b.recv.wait(t, 3)
+		var failed []ids.ID
+		for _, sub := range subs {
+			if !b.succeeded(t, sub) {
+				failed = append(failed, sub)
+				require.Equal(t, 1, b.ownJobs(t, sub), "the subscription whose record failed has a job of its own")
+				continue
+			}
+			require.Equal(t, 0, b.ownJobs(t, sub))
+		}
+		require.Len(t, failed, 1, "one record failed, the others stand")
+		b.advance(t, b.leaseLength()+time.Second)
+		b.deliver(t, failed[0])
+		require.True(t, b.succeeded(t, failed[0]), "after the lease its own job sends the head again")
+		require.Len(t, b.recv.requests(), 4)
+	})
+}
