@@ -50,7 +50,7 @@ func webhookConfigKeys() []config.Key {
 		{Name: "webhook.batch_max_duration", Kind: config.KindDuration, Default: "1s", Min: "0s", MinExclusive: true, Max: "1m", Chapter: chapter02,
 			Doc: "How long after its claim a batch starts a send after its first; every send gets the whole webhook.delivery_timeout, so with webhook.batch_max_deliveries above 1 a lease lasts this much longer (ADR 0088)."},
 		{Name: "webhook.run_max_subscriptions", Kind: config.KindInt, Default: "16", Min: "1", Max: "1000", Unit: "subscriptions", Chapter: chapter02,
-			Doc: "Most subscriptions served by one consumer round whose delivery runs start in one job: their locks and claims share one transaction and its round trips, then each run goes on alone, its sends concurrent with the others' (ADR 0089); 1 gives each subscription its own job."},
+			Doc: "Most subscriptions served by one consumer round whose delivery runs start in one job: their locks and claims share one transaction and its round trips, then each run sends on its own, concurrently with the others, and the records whose answers arrive together share the next transaction (ADR 0089); 1 gives each subscription its own job."},
 	}
 }
 

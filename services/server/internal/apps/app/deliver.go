@@ -56,7 +56,12 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 // earlier (a round, a chain, an owner's change) leaves the head to the job
 // its failure scheduled, so jobs do not pile up behind a head in backoff.
 func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, scheduledAt time.Time) error {
-	return s.run(ctx, subscriptionID, s.newChain(scheduledAt), nil)
+	c := s.newChain(scheduledAt)
+	st, err := s.stepAlone(ctx, subscriptionID, c, nil)
+	if err != nil {
+		return err
+	}
+	return s.run(ctx, subscriptionID, c, st, s.stepAlone)
 }
 
 // newChain returns the chain of a run whose job was due at scheduledAt.
@@ -64,32 +69,36 @@ func (s *Deliveries) newChain(scheduledAt time.Time) *chain {
 	return &chain{start: s.clock.Now(), scheduledAt: scheduledAt}
 }
 
-// run is the run c of subscriptionID's job: one unit of work after the
-// other, each the record of the batch sent last and the claim of the next,
-// and the sends between them. first is the run's first step when a unit
-// of work it shared with the runs of other subscriptions already committed
-// it (DeliverTogether); nil runs the first step here.
-func (s *Deliveries) run(ctx context.Context, subscriptionID ids.ID, c *chain, first *step) error {
-	var last *sentBatch
+// stepper runs the next unit of work of the run c of subscriptionID: the
+// record of last, the batch the run sent, and the claim of the next (last
+// nil: the claim alone). It returns the committed step.
+type stepper func(ctx context.Context, subscriptionID ids.ID, c *chain, last *sentBatch) (*step, error)
+
+// stepAlone is the stepper of a run in a unit of work of its own. When
+// the claim of the next batch fails after the record of the previous one,
+// it writes the record alone, so the answers that arrived stay recorded,
+// and returns the error for River to retry the run.
+func (s *Deliveries) stepAlone(ctx context.Context, subscriptionID ids.ID, c *chain, last *sentBatch) (*step, error) {
+	var st *step
+	err := s.uow.Do(ctx, func(ctx context.Context) error {
+		st = c.begin()
+		return s.step(ctx, subscriptionID, st, last)
+	})
+	if err != nil && st != nil && st.recorded {
+		return nil, errors.Join(err, s.recordAlone(ctx, subscriptionID, c, last))
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.committed(ctx, st)
+	return st, nil
+}
+
+// run goes on with the run c of subscriptionID from st, its committed
+// first step: the sends of the batch each step claimed, and the next
+// step, which next runs, until a step claims nothing.
+func (s *Deliveries) run(ctx context.Context, subscriptionID ids.ID, c *chain, st *step, next stepper) error {
 	for {
-		st := first
-		first = nil
-		if st == nil {
-			err := s.uow.Do(ctx, func(ctx context.Context) error {
-				st = c.begin()
-				return s.step(ctx, subscriptionID, st, last)
-			})
-			if err != nil && st != nil && st.recorded {
-				// The claim of the next batch failed after the record of
-				// the previous one: write the record alone, so the answers
-				// that arrived stay recorded, then let River retry the run.
-				return errors.Join(err, s.recordAlone(ctx, subscriptionID, c, last))
-			}
-			if err != nil {
-				return err
-			}
-			s.committed(ctx, st)
-		}
 		if st.next == nil && !st.rateWait.IsZero() {
 			// The rate limit holds a due head (ADR 0081): the run waits
 			// for the window, at most a second, and claims again. A worker
@@ -97,13 +106,16 @@ func (s *Deliveries) run(ctx context.Context, subscriptionID ids.ID, c *chain, f
 			if clock.Sleep(ctx, s.clock, st.rateWait.Sub(s.clock.Now())) != nil {
 				return nil
 			}
-			last = nil
+			var err error
+			if st, err = next(ctx, subscriptionID, c, nil); err != nil {
+				return err
+			}
 			continue
 		}
 		if st.next == nil {
 			return nil
 		}
-		last = s.sendBatch(ctx, c, st.next)
+		last := s.sendBatch(ctx, c, st.next)
 		if last == nil {
 			// The worker stops, the job ran out of time or the lease ran
 			// out before the first send: not the receiver's failure. The
@@ -112,6 +124,10 @@ func (s *Deliveries) run(ctx context.Context, subscriptionID ids.ID, c *chain, f
 		}
 		if c.stop {
 			ctx = context.WithoutCancel(ctx)
+		}
+		var err error
+		if st, err = next(ctx, subscriptionID, c, last); err != nil {
+			return err
 		}
 	}
 }

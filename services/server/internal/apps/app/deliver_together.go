@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -13,59 +12,61 @@ import (
 )
 
 // DeliverTogether runs the job apps.webhook_deliver of a consumer round
-// that served several subscriptions (ADR 0089): the first step of each
-// subscription's run, the lock, the read of its due heads, their events
-// and its app's rights and the claim of its batch, goes into one unit of
-// work for all of them, their statements travelling together
-// (txn.Together) in the order of the subscriptions' ids, so that two such
-// runs take the row locks they share in the same order. After the commit
-// each subscription's run goes on alone, exactly as Deliver's: its sends
-// run concurrently with those of the others, and it records and claims
-// again in units of work of its own, so a slow or hanging receiver holds
-// back its own subscription only.
+// that served several subscriptions (ADR 0089): their runs take their
+// units of work together. The first step of every run, the lock, the read
+// of its due heads, their events and its app's rights and the claim of its
+// batch, goes into one unit of work for all of them, their statements
+// travelling together (txn.Together) in the order of the subscriptions'
+// ids, so that two such units of work take the row locks they share in
+// the same order. Then each run sends its batch on its own, concurrently
+// with the others, and asks for its next step (the record and the next
+// claim) as its answers are in: the steps asked for while a unit of work
+// of the job is running share the next one (sharedSteps), so runs whose
+// answers arrive together record together, and a slow or hanging
+// receiver holds back only its own subscription, which records when its
+// answer arrives.
 //
 // Every rule of a run holds per subscription as in Deliver: the lease, the
 // order, the rights checked before each attempt, the chain budget, the
 // lease wake-up of each claim. A failure stays with the subscriptions it
-// concerns: when the shared unit of work fails, every subscription of the
-// job gets a job of its own due now, and when a run fails after it, that
-// subscription does; those jobs retry as Deliver's do. Only when that
-// insert fails too is the error returned, and River runs the whole job
-// again, which finds what each subscription's lease allows. The job was
-// due at scheduledAt (DeliverScheduled).
+// concerns: when a shared unit of work fails, each of its runs takes that
+// step again in a unit of work of its own (stepAlone), and a run whose own
+// step fails gets a job of its own due now, which retries as Deliver's
+// do. Only when that insert fails too is the error returned, and River
+// runs the whole job again, which finds what each subscription's lease
+// allows. The job was due at scheduledAt (DeliverScheduled).
 func (s *Deliveries) DeliverTogether(ctx context.Context, subscriptionIDs []ids.ID, scheduledAt time.Time) error {
 	subs := slices.Clone(subscriptionIDs)
-	slices.SortFunc(subs, func(a, b ids.ID) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(subs, ids.Compare)
 	subs = slices.Compact(subs)
-	chains := make([]*chain, len(subs))
-	for i := range subs {
-		chains[i] = s.newChain(scheduledAt)
+	first := make([]*stepAsk, len(subs))
+	for i, sub := range subs {
+		first[i] = &stepAsk{sub: sub, c: s.newChain(scheduledAt)}
 	}
-	steps := make([]*step, len(subs))
-	err := s.uow.Do(ctx, func(ctx context.Context) error {
-		fns := make([]func(context.Context) error, len(subs))
-		for i, sub := range subs {
-			fns[i] = func(ctx context.Context) error {
-				steps[i] = chains[i].begin()
-				return s.step(ctx, sub, steps[i], nil)
-			}
-		}
-		return txn.Together(ctx, fns...)
-	})
-	if err != nil {
-		return s.handOff(ctx, subs, err)
-	}
+	g := &sharedSteps{s: s, asks: make(chan *stepAsk)}
+	g.together(ctx, first)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		g.serve(ctx)
+	}()
 	var wg sync.WaitGroup
 	failed := make([]error, len(subs))
-	for i, sub := range subs {
-		st := steps[i]
-		s.committed(ctx, st)
-		if st.next == nil && st.rateWait.IsZero() {
-			continue
-		}
-		wg.Go(func() { failed[i] = s.run(ctx, sub, chains[i], st) })
+	for i, a := range first {
+		wg.Go(func() {
+			st, err := a.st, a.err
+			if errors.Is(err, errStepAlone) {
+				st, err = s.stepAlone(ctx, a.sub, a.c, nil)
+			}
+			if err == nil {
+				err = s.run(ctx, a.sub, a.c, st, g.step)
+			}
+			failed[i] = err
+		})
 	}
 	wg.Wait()
+	close(g.asks)
+	<-served
 	var again []ids.ID
 	var errs []error
 	for i, err := range failed {
@@ -77,6 +78,90 @@ func (s *Deliveries) DeliverTogether(ctx context.Context, subscriptionIDs []ids.
 		return nil
 	}
 	return s.handOff(ctx, again, errors.Join(errs...))
+}
+
+// errStepAlone tells a run of DeliverTogether that the unit of work it
+// shared failed and rolled back: the run takes the step again alone.
+var errStepAlone = errors.New("apps: the shared unit of work failed")
+
+// stepAsk is a run's request for its next step in a job of several
+// subscriptions, and its answer: the committed step, or errStepAlone.
+type stepAsk struct {
+	sub  ids.ID
+	c    *chain
+	last *sentBatch
+	st   *step
+	err  error
+	// done is closed once st or err is set.
+	done chan struct{}
+}
+
+// sharedSteps runs the steps the runs of one DeliverTogether ask for:
+// each unit of work takes every step asked for by the time it starts.
+type sharedSteps struct {
+	s    *Deliveries
+	asks chan *stepAsk
+}
+
+// step is the stepper of a run of DeliverTogether: it asks for the step
+// and waits for its answer; after a failed shared unit of work it takes
+// the step alone, with its own ctx (which a run whose job ended keeps
+// uncancelled to record an answer that arrived).
+func (g *sharedSteps) step(ctx context.Context, sub ids.ID, c *chain, last *sentBatch) (*step, error) {
+	a := &stepAsk{sub: sub, c: c, last: last, done: make(chan struct{})}
+	g.asks <- a
+	<-a.done
+	if a.err != nil {
+		return g.s.stepAlone(ctx, sub, c, last)
+	}
+	return a.st, nil
+}
+
+// serve answers the asks until the channel is closed, which
+// DeliverTogether does once every run ended, so no ask is pending then:
+// it waits for one, takes every other one already asked and runs them in
+// one unit of work.
+func (g *sharedSteps) serve(ctx context.Context) {
+	for a := range g.asks {
+		asks := []*stepAsk{a}
+	more:
+		for {
+			select {
+			case b := <-g.asks:
+				asks = append(asks, b)
+			default:
+				break more
+			}
+		}
+		slices.SortFunc(asks, func(x, y *stepAsk) int { return ids.Compare(x.sub, y.sub) })
+		g.together(ctx, asks)
+		for _, a := range asks {
+			close(a.done)
+		}
+	}
+}
+
+// together runs the steps of asks, in the order of asks, in one unit of
+// work, one function of txn.Together each, and sets each ask's step, or
+// errStepAlone for all of them when the unit of work failed.
+func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
+	err := g.s.uow.Do(ctx, func(ctx context.Context) error {
+		fns := make([]func(context.Context) error, len(asks))
+		for i, a := range asks {
+			fns[i] = func(ctx context.Context) error {
+				a.st = a.c.begin()
+				return g.s.step(ctx, a.sub, a.st, a.last)
+			}
+		}
+		return txn.Together(ctx, fns...)
+	})
+	for _, a := range asks {
+		if err != nil {
+			a.st, a.err = nil, errStepAlone
+			continue
+		}
+		g.s.committed(ctx, a.st)
+	}
 }
 
 // handOff gives each of subs a job of its own, due now, after cause ended

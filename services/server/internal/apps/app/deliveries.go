@@ -60,8 +60,8 @@ type DeliveryOptions struct {
 	// other under one lease (ADR 0088); 1 claims one head at a time.
 	BatchMaxDeliveries int
 	// RunMaxSubscriptions is webhook.run_max_subscriptions: the most
-	// subscriptions of a consumer round whose runs start together in one
-	// job (DeliverTogether, ADR 0089); 1 gives each its own job.
+	// subscriptions of a consumer round whose runs share one job and its
+	// units of work (DeliverTogether, ADR 0089); 1 gives each its own job.
 	RunMaxSubscriptions int
 	// BatchMaxDuration is webhook.batch_max_duration: how long after its
 	// claim a batch starts its sends after the first; a batch's lease
