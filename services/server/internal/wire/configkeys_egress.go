@@ -18,7 +18,7 @@ func egressConfigKeys() []config.Key {
 		{Name: "egress.max_response_bytes", Kind: config.KindByteSize, Default: "64KiB", Min: "1KiB", Max: "16MiB", Chapter: chapter19,
 			Doc: "Most bytes of a response body the egress client reads; the rest is discarded unread."},
 		{Name: "egress.max_idle_conns_per_host", Kind: config.KindInt, Unit: "connections", Default: "100", Min: "1", Max: "10000", Chapter: chapter19,
-			Doc: "Idle connections the egress client keeps per host:port for reuse; keep it at least jobs.queue.delivery.max_workers, or concurrent deliveries to one HTTP/1.1 host open a new connection and TLS handshake each."},
+			Doc: "Idle connections the egress client keeps per host:port for reuse; keep it at least the deliveries one worker sends to one host at once (up to jobs.queue.delivery.max_workers times webhook.run_max_subscriptions when the subscriptions of a round share the host, ADR 0089), or concurrent deliveries to one HTTP/1.1 host open a new connection and TLS handshake each."},
 		{Name: "egress.idle_conn_timeout", Kind: config.KindDuration, Default: "90s", Min: "1s", Max: "1h", Chapter: chapter19,
 			Doc: "How long a pooled outgoing connection may stay unused before the egress client closes it."},
 		{Name: "egress.extra_ca_file", Kind: config.KindPath, Optional: true, Chapter: chapter19,
