@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
 )
@@ -54,6 +55,13 @@ func (s *Deliveries) DeliverTogether(ctx context.Context, subscriptionIDs []ids.
 	failed := make([]error, len(subs))
 	for i, a := range first {
 		wg.Go(func() {
+			// A run of a job of its own that panics fails its job (River
+			// recovers it); here it fails only its own run.
+			defer func() {
+				if r := recover(); r != nil {
+					failed[i] = panicked(r)
+				}
+			}()
 			st, err := a.st, a.err
 			if errors.Is(err, errStepAlone) {
 				st, err = s.stepAlone(ctx, a.sub, a.c, nil)
@@ -143,9 +151,15 @@ func (g *sharedSteps) serve(ctx context.Context) {
 
 // together runs the steps of asks, in the order of asks, in one unit of
 // work, one function of txn.Together each, and sets each ask's step, or
-// errStepAlone for all of them when the unit of work failed.
+// errStepAlone for all of them when the unit of work failed or panicked
+// (rolled back either way), so each run takes its step again alone.
 func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
-	err := g.s.uow.Do(ctx, func(ctx context.Context) error {
+	err := g.s.uow.Do(ctx, func(ctx context.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = panicked(r)
+			}
+		}()
 		fns := make([]func(context.Context) error, len(asks))
 		for i, a := range asks {
 			fns[i] = func(ctx context.Context) error {
@@ -162,6 +176,12 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 		}
 		g.s.committed(ctx, a.st)
 	}
+}
+
+// panicked is the error of a run, or of a unit of work shared by runs,
+// that panicked with r.
+func panicked(r any) error {
+	return errs.Internalf("apps: a delivery run panicked: %v", r)
 }
 
 // handOff gives each of subs a job of its own, due now, after cause ended

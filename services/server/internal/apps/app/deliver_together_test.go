@@ -145,14 +145,17 @@ func TestDeliverTogetherSlowReceiverHoldsBackOnlyItsOwn(t *testing.T) {
 }
 
 // failingFor fails ClaimHeads or RecordAttempt of one subscription, the
-// first n times.
+// first n times, or makes ClaimHeads panic.
 type failingFor struct {
 	app.DeliveryStore
-	sub            ids.ID
-	claims, record int32
+	sub                    ids.ID
+	claims, record, panics int32
 }
 
 func (s *failingFor) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+	if c.SubscriptionID == s.sub && atomic.AddInt32(&s.panics, -1) >= 0 {
+		panic("injected claim panic")
+	}
 	if c.SubscriptionID == s.sub && atomic.AddInt32(&s.claims, -1) >= 0 {
 		return nil, errInjected
 	}
@@ -170,7 +173,12 @@ func (s *failingFor) RecordAttempt(ctx context.Context, r app.AttemptRecord) (ap
 // subscription's claims and records the first claims and records times.
 func withThreeFailing(t *testing.T, claims, records int32) (*bundle, []ids.ID) {
 	t.Helper()
-	store := &failingFor{claims: claims, record: records}
+	return withThreeFailingStore(t, &failingFor{claims: claims, record: records})
+}
+
+// withThreeFailingStore is withThree over store.
+func withThreeFailingStore(t *testing.T, store *failingFor) (*bundle, []ids.ID) {
+	t.Helper()
 	b, subs := withThree(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
 		store.DeliveryStore = s
 		return store
@@ -180,10 +188,10 @@ func withThreeFailing(t *testing.T, claims, records int32) (*bundle, []ids.ID) {
 }
 
 // TestDeliverTogetherKeepsAFailureWithItsSubscription (ADR 0089): a
-// shared unit of work that fails is taken again by each of its runs
-// alone, so a failure that does not repeat costs nothing but the retry;
-// a subscription whose own step fails too gets a job of its own, and the
-// others' deliveries stand.
+// shared unit of work that fails, or panics, is taken again by each of
+// its runs alone, so a failure that does not repeat costs nothing but the
+// retry; a subscription whose own step fails or panics too gets a job of
+// its own, and the others' deliveries stand.
 func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 	t.Parallel()
 	t.Run("a claim that fails once", func(t *testing.T) {
@@ -211,6 +219,17 @@ func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 		b.deliver(t, subs[1])
 		require.True(t, b.succeeded(t, subs[1]), "its own job delivers")
 		require.Len(t, b.recv.requests(), 3)
+	})
+	t.Run("a claim that panics, once and again alone", func(t *testing.T) {
+		t.Parallel()
+		for panics := int32(1); panics <= 2; panics++ {
+			b, subs := withThreeFailingStore(t, &failingFor{panics: panics})
+			require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()), "the panic stays with its run")
+			require.True(t, b.succeeded(t, subs[0]))
+			require.True(t, b.succeeded(t, subs[2]))
+			require.Equal(t, panics == 1, b.succeeded(t, subs[1]), "%d panics: taken again alone", panics)
+			require.Equal(t, int(panics-1), b.ownJobs(t, subs[1]), "%d panics: a job of its own after the second", panics)
+		}
 	})
 	t.Run("a record that fails once", func(t *testing.T) {
 		t.Parallel()
