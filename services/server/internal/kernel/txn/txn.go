@@ -118,8 +118,12 @@ func WithGatherer(ctx context.Context, g Gatherer) context.Context {
 // a statement or returns, and the statements that all of them sent go
 // together, in the order of fns, as often as they send more (ADR 0085).
 // The fns share the transaction and its memo and must not share anything
-// else that is not safe for concurrent use. Outside a unit of work, and
-// inside a function of Together, fns run one after another.
+// else that is not safe for concurrent use. A round trip waits until
+// every fn sent its statement or returned, so no fn may wait for a lock
+// another fn can hold while it waits for its statement (instance/app.Keys
+// reads its keys outside its cache's lock for this reason). Outside a
+// unit of work, and inside a function of Together, fns run one after
+// another.
 //
 // It returns nil when every fn returned nil, else the error of the fn that
 // failed (the errors joined when several did). When a statement fails, the
