@@ -169,15 +169,9 @@ func (s *failingFor) RecordAttempt(ctx context.Context, r app.AttemptRecord) (ap
 	return s.DeliveryStore.RecordAttempt(ctx, r)
 }
 
-// withThreeFailing is withThree with a store that fails the second
-// subscription's claims and records the first claims and records times.
-func withThreeFailing(t *testing.T, claims, records int32) (*bundle, []ids.ID) {
-	t.Helper()
-	return withThreeFailingStore(t, &failingFor{claims: claims, record: records})
-}
-
-// withThreeFailingStore is withThree over store.
-func withThreeFailingStore(t *testing.T, store *failingFor) (*bundle, []ids.ID) {
+// withThreeFailing is withThree over store, which fails or panics for the
+// second subscription.
+func withThreeFailing(t *testing.T, store *failingFor) (*bundle, []ids.ID) {
 	t.Helper()
 	b, subs := withThree(t, options{wrap: func(s app.DeliveryStore) app.DeliveryStore {
 		store.DeliveryStore = s
@@ -196,7 +190,7 @@ func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 	t.Parallel()
 	t.Run("a claim that fails once", func(t *testing.T) {
 		t.Parallel()
-		b, subs := withThreeFailing(t, 1, 0)
+		b, subs := withThreeFailing(t, &failingFor{claims: 1})
 		require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()))
 		b.recv.wait(t, 3)
 		for _, sub := range subs {
@@ -207,7 +201,7 @@ func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 	})
 	t.Run("a claim that fails again alone", func(t *testing.T) {
 		t.Parallel()
-		b, subs := withThreeFailing(t, 2, 0)
+		b, subs := withThreeFailing(t, &failingFor{claims: 2})
 		require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()), "the failure went to a job of its own")
 		b.recv.wait(t, 2)
 		require.True(t, b.succeeded(t, subs[0]))
@@ -223,7 +217,7 @@ func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 	t.Run("a claim that panics, once and again alone", func(t *testing.T) {
 		t.Parallel()
 		for panics := int32(1); panics <= 2; panics++ {
-			b, subs := withThreeFailingStore(t, &failingFor{panics: panics})
+			b, subs := withThreeFailing(t, &failingFor{panics: panics})
 			require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()), "the panic stays with its run")
 			require.True(t, b.succeeded(t, subs[0]))
 			require.True(t, b.succeeded(t, subs[2]))
@@ -233,7 +227,7 @@ func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 	})
 	t.Run("a record that fails once", func(t *testing.T) {
 		t.Parallel()
-		b, subs := withThreeFailing(t, 0, 1)
+		b, subs := withThreeFailing(t, &failingFor{record: 1})
 		require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()))
 		for _, sub := range subs {
 			require.True(t, b.succeeded(t, sub), "the record taken again alone")
@@ -243,7 +237,7 @@ func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 	})
 	t.Run("a record that fails again alone", func(t *testing.T) {
 		t.Parallel()
-		b, subs := withThreeFailing(t, 0, 2)
+		b, subs := withThreeFailing(t, &failingFor{record: 2})
 		require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()), "the failure went to a job of its own")
 		require.True(t, b.succeeded(t, subs[0]))
 		require.True(t, b.succeeded(t, subs[2]))
