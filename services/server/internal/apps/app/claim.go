@@ -10,6 +10,7 @@ import (
 	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
+	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
 	eventsync "bothy/server/internal/sync"
 )
@@ -147,13 +148,25 @@ func (s *Deliveries) batchLimit(t *DeliveryTarget, st *step) int {
 
 // readBatch reads the events of heads and the rights of t's app for
 // webhook_out.deliver (authorize.Authorizer.Preload) in one round trip
-// (txn.Together, ADR 0085). It returns the events by seq; a head whose
-// event is not in the log has none.
+// (txn.Together, ADR 0085), or takes them from what readAhead read in the
+// unit of work. It returns the events by seq; a head whose event is not in
+// the log has none.
 func (s *Deliveries) readBatch(ctx context.Context, t *DeliveryTarget, heads []PendingHead) (map[int64]eventsync.Event, error) {
 	keys := make([]eventsync.EventKey, len(heads))
 	for i, h := range heads {
 		keys[i] = h.Event
 	}
+	ahead, _ := eventsAheadKey.Get(ctx)
+	if evs, ok := ahead.take(keys); ok {
+		return evs, s.az.Preload(authorize.Filter(ctx), authorize.WebhookOutDeliver, appPrincipal(t))
+	}
+	return s.readEvents(ctx, keys, appPrincipal(t))
+}
+
+// readEvents reads the events of keys, by seq, and loads the rights of
+// principals for webhook_out.deliver into the unit of work of ctx, one
+// statement each in one round trip.
+func (s *Deliveries) readEvents(ctx context.Context, keys []eventsync.EventKey, principals ...actor.Principal) (map[int64]eventsync.Event, error) {
 	var evs map[int64]eventsync.Event
 	err := txn.Together(ctx,
 		func(ctx context.Context) error {
@@ -162,9 +175,85 @@ func (s *Deliveries) readBatch(ctx context.Context, t *DeliveryTarget, heads []P
 			return err
 		},
 		func(ctx context.Context) error {
-			return s.az.Preload(authorize.Filter(ctx), appPrincipal(t), authorize.WebhookOutDeliver)
+			return s.az.Preload(authorize.Filter(ctx), authorize.WebhookOutDeliver, principals...)
 		})
 	return evs, err
+}
+
+// readAhead reads, in one round trip, the events of the due heads that
+// the claims of the locked runs will read and the rights of their apps,
+// each kind with one statement for all runs (D-M2-26-76): the events into
+// the unit of work's memo (eventsAhead), which readBatch takes them from,
+// the rights into the authorizer's (authorize.Authorizer.Preload). A run
+// whose claim will send nothing now (not active, an attempt in flight, no
+// head due) reads nothing; a claim that ends up taking fewer heads than
+// read ahead, or none, leaves only a read unused.
+func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarget) error {
+	now := s.now()
+	ahead := &eventsAhead{read: map[int64]time.Time{}}
+	var keys []eventsync.EventKey
+	var principals []actor.Principal
+	for _, l := range locked {
+		t := l.Target
+		if !t.mayClaim(l.Heads, now) {
+			continue
+		}
+		// A run's first step has finished nothing yet.
+		for _, h := range duePrefix(l.Heads, now, s.batchLimit(&t, &step{})) {
+			// The runs of a fan-out share their events: each is read once.
+			if _, read := ahead.read[h.Event.Seq]; !read {
+				ahead.read[h.Event.Seq] = h.Event.OccurredAt
+				keys = append(keys, h.Event)
+			}
+		}
+		principals = append(principals, appPrincipal(&t))
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	var err error
+	if ahead.events, err = s.readEvents(ctx, keys, principals...); err != nil {
+		return err
+	}
+	eventsAheadKey.Set(ctx, ahead)
+	return nil
+}
+
+// mayClaim reports whether a claim of t with its pending heads may send
+// at now: t and its installation active, no attempt in flight, the first
+// head due (the rate limit aside).
+func (t *DeliveryTarget) mayClaim(heads []PendingHead, now time.Time) bool {
+	return t.State == apps.SubscriptionActive && t.Installation.State == apps.InstallationActive &&
+		!t.Lease.InForce(now) && len(heads) > 0 && !heads[0].NextAttemptAt.After(now)
+}
+
+// eventsAhead are the events readAhead read in a unit of work: the key of
+// every event it asked for (seq to occurred_at), and the events found.
+type eventsAhead struct {
+	read   map[int64]time.Time
+	events map[int64]eventsync.Event
+}
+
+var eventsAheadKey = txn.NewKey[*eventsAhead]("apps.events_ahead")
+
+// take returns the events of keys when every key was read ahead, and
+// false otherwise (nothing was read ahead, or a key was not among them).
+// The log's rows never change, so a read made earlier in the unit of work
+// is what a read now would find.
+func (a *eventsAhead) take(keys []eventsync.EventKey) (map[int64]eventsync.Event, bool) {
+	if a == nil {
+		return nil, false
+	}
+	out := make(map[int64]eventsync.Event, len(keys))
+	for _, k := range keys {
+		if at, read := a.read[k.Seq]; !read || !at.Equal(k.OccurredAt) {
+			return nil, false
+		}
+		if ev, found := a.events[k.Seq]; found {
+			out[k.Seq] = ev
+		}
+	}
+	return out, true
 }
 
 // claimBatch claims heads, due and allowed, as one batch with one lease

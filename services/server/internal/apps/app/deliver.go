@@ -138,12 +138,11 @@ func (s *Deliveries) run(ctx context.Context, subscriptionID ids.ID, c *chain, s
 // batch when the record lets the run go on.
 func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, last *sentBatch) error {
 	if last == nil {
-		t, heads, found, err := s.store.LockDeliveryTarget(ctx, subscriptionID, s.opts.BatchMaxDeliveries)
+		l, found, err := s.lockTarget(ctx, subscriptionID, s.opts.BatchMaxDeliveries)
 		if err != nil || !found {
 			return err
 		}
-		st.next, err = s.claim(ctx, &t, st, heads)
-		return err
+		return s.claimLocked(ctx, st, l)
 	}
 	// The record takes the row lock in its own statement.
 	t, heads, err := s.record(ctx, st, last)
@@ -153,6 +152,25 @@ func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, 
 	st.recorded = true
 	st.next, err = s.claim(ctx, t, st, heads)
 	return err
+}
+
+// claimLocked is the first step of a run after the lock l: the claim of
+// its first batch.
+func (s *Deliveries) claimLocked(ctx context.Context, st *step, l LockedTarget) error {
+	var err error
+	st.next, err = s.claim(ctx, &l.Target, st, l.Heads)
+	return err
+}
+
+// lockTarget locks the app subscription id with up to heads of its
+// pending deliveries (DeliveryStore.LockDeliveryTargets); false when
+// there is no app subscription id.
+func (s *Deliveries) lockTarget(ctx context.Context, id ids.ID, heads int) (LockedTarget, bool, error) {
+	locked, err := s.store.LockDeliveryTargets(ctx, []ids.ID{id}, heads)
+	if err != nil || len(locked) == 0 {
+		return LockedTarget{}, false, err
+	}
+	return locked[0], true, nil
 }
 
 // sendBatch sends the attempts of b one after the other, outside any

@@ -150,9 +150,15 @@ func (g *sharedSteps) serve(ctx context.Context) {
 }
 
 // together runs the steps of asks, in the order of asks, in one unit of
-// work, one function of txn.Together each, and sets each ask's step, or
-// errStepAlone for all of them when the unit of work failed or panicked
-// (rolled back either way), so each run takes its step again alone.
+// work, and sets each ask's step, or errStepAlone for all of them when the
+// unit of work failed or panicked (rolled back either way), so each run
+// takes its step again alone. When a run asks for its first step (a lock
+// and a claim), one statement locks the subscriptions of every ask in the
+// order of their ids and reads the heads, and one round trip reads the
+// events and the apps' rights of the first steps' claims ahead
+// (readAhead, D-M2-26-76); then every step goes on in a function of
+// txn.Together of its own: the claims of the first steps, the records and
+// claims of the others.
 func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 	err := g.s.uow.Do(ctx, func(ctx context.Context) (err error) {
 		defer func() {
@@ -160,11 +166,22 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 				err = panicked(r)
 			}
 		}()
+		locked, err := g.lockFirst(ctx, asks)
+		if err != nil {
+			return err
+		}
 		fns := make([]func(context.Context) error, len(asks))
 		for i, a := range asks {
+			a.st = a.c.begin()
+			if a.last != nil {
+				fns[i] = func(ctx context.Context) error { return g.s.step(ctx, a.sub, a.st, a.last) }
+				continue
+			}
 			fns[i] = func(ctx context.Context) error {
-				a.st = a.c.begin()
-				return g.s.step(ctx, a.sub, a.st, a.last)
+				if l, found := locked[a.sub]; found {
+					return g.s.claimLocked(ctx, a.st, l)
+				}
+				return nil
 			}
 		}
 		return txn.Together(ctx, fns...)
@@ -176,6 +193,38 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 		}
 		g.s.committed(ctx, a.st)
 	}
+}
+
+// lockFirst locks, when any of asks is a run's first step, the
+// subscriptions of all asks with one statement, in the order of their ids
+// (the order of asks), so the records of the other asks find their locks
+// taken and two units of work lock the subscriptions they share in the
+// same order; and reads ahead what the first steps' claims read. It
+// returns the locked subscriptions of the first steps by id, and nil when
+// there is none.
+func (g *sharedSteps) lockFirst(ctx context.Context, asks []*stepAsk) (map[ids.ID]LockedTarget, error) {
+	subs := make([]ids.ID, 0, len(asks))
+	first := map[ids.ID]bool{}
+	for _, a := range asks {
+		subs = append(subs, a.sub)
+		if a.last == nil {
+			first[a.sub] = true
+		}
+	}
+	if len(first) == 0 {
+		return nil, nil
+	}
+	all, err := g.s.store.LockDeliveryTargets(ctx, subs, g.s.opts.BatchMaxDeliveries)
+	if err != nil {
+		return nil, err
+	}
+	locked := make(map[ids.ID]LockedTarget, len(first))
+	for _, l := range all {
+		if first[l.Target.SubscriptionID] {
+			locked[l.Target.SubscriptionID] = l
+		}
+	}
+	return locked, g.s.readAhead(ctx, locked)
 }
 
 // panicked is the error of a run, or of a unit of work shared by runs,

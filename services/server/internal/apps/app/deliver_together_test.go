@@ -106,11 +106,16 @@ func TestDeliverTogetherClaimsInOneUnitOfWork(t *testing.T) {
 	for _, sub := range subs {
 		require.True(t, b.succeeded(t, sub))
 	}
-	require.Equal(t, 6, c.count("WebhookSubscriptionLockDeliveryTarget"), "three locks together, then three records")
+	require.Equal(t, 1, c.count("WebhookSubscriptionLockDeliveryTargets"), "one statement locks all three (D-M2-26-76)")
+	require.Equal(t, 3, c.count("WebhookSubscriptionRecordAttempt"), "then each records")
 	require.Equal(t, 3, c.count("WebhookDeliveryClaimHeads"))
-	require.Equal(t, 3, c.count("EventListByKeys"))
+	require.Equal(t, 1, c.count("EventListByKeys"), "one read of the three heads' events")
+	_, args := c.last("EventListByKeys")
+	require.Len(t, args[0], 1, "the three heads are one event, read once")
+	require.Equal(t, 1, c.count("GrantFactsBySubjects"), "one read of the app's grants")
+	require.Zero(t, c.count("GrantFactsBySubject"), "and none per subscription")
 	// The shared claim takes the round trips of one subscription's: BEGIN
-	// with the locks, the events with the grants, the claims with the
+	// with the lock, the events with the grants, the claims with the
 	// lease wake-ups, sync_epoch, COMMIT. Each record is BEGIN with it and
 	// COMMIT; records whose answers arrived while another was written
 	// share it, so the records take one to three units of work.

@@ -42,12 +42,15 @@ type DeliveryStore interface {
 	// CountPending returns, per subscription of subs, its pending rows
 	// counted up to limit (a bounded count: a larger backlog gives limit).
 	CountPending(ctx context.Context, subs []ids.ID, limit int) (map[ids.ID]int, error)
-	// LockDeliveryTarget returns the app subscription id with its
-	// installation and app principal, taking the subscription's row lock
-	// (FOR NO KEY UPDATE) until the unit of work ends, and up to heads of
-	// its pending deliveries in seq order (PendingHeads) in the same round
-	// trip; false when there is no app subscription id.
-	LockDeliveryTarget(ctx context.Context, id ids.ID, heads int) (DeliveryTarget, []PendingHead, bool, error)
+	// LockDeliveryTargets returns the app subscriptions of subs with their
+	// installations and app principals, taking their row locks (FOR NO KEY
+	// UPDATE) in the order of their ids until the unit of work ends, each
+	// with up to heads of its pending deliveries in seq order
+	// (PendingHeads), all in one statement (D-M2-26-76); ordered by id,
+	// without the ids that name no app subscription, never nil. The heads
+	// are read as they were before a lock waited for another transaction
+	// (ClaimHeads).
+	LockDeliveryTargets(ctx context.Context, subs []ids.ID, heads int) ([]LockedTarget, error)
 	// PendingHeads returns up to max of the subscription's pending
 	// deliveries in seq order, never nil. The caller holds the
 	// subscription's row lock.
@@ -88,7 +91,7 @@ type DeliveryStore interface {
 	// event_seq below belowSeq dead with last_error event_expired and
 	// returns how many there were with their lowest and highest event_seq.
 	ExpirePending(ctx context.Context, subscriptionID ids.ID, belowSeq int64, now time.Time) (Expired, error)
-	// RecordAttempt takes the subscription's row lock as LockDeliveryTarget
+	// RecordAttempt takes the subscription's row lock as LockDeliveryTargets
 	// does and, in the same round trip, writes the outcomes of a batch's
 	// sent attempts when the subscription's standing and rate are
 	// r.Expected (D-M2-26-68), each while its delivery is still pending
@@ -119,6 +122,15 @@ type Candidate struct {
 	// GrantedScopes are the installation's scopes, for the routing by
 	// rights of the round.
 	GrantedScopes []string
+}
+
+// LockedTarget is a subscription LockDeliveryTargets locked, with its
+// pending heads.
+type LockedTarget struct {
+	// Target is the subscription as it reads under its row lock.
+	Target DeliveryTarget
+	// Heads are its first pending deliveries in seq order.
+	Heads []PendingHead
 }
 
 // DeliveryTarget is a subscription as the delivery job reads it under its

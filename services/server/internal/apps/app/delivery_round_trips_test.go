@@ -39,8 +39,9 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	b, c := twoHeadsTraced(t)
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 2)
-	require.Equal(t, 2, c.count("WebhookSubscriptionLockDeliveryTarget"),
-		"the run's first lock with its heads, then the batch's record locks in its own statement (D-M2-26-68)")
+	require.Equal(t, 1, c.count("WebhookSubscriptionLockDeliveryTargets"), "the run's first lock with its heads")
+	require.Equal(t, 1, c.count("WebhookSubscriptionRecordAttempt"),
+		"then the batch's record locks in its own statement (D-M2-26-68)")
 	require.Equal(t, 1, c.count("WebhookDeliveryClaimHeads"), "one claim for the batch, none after its record")
 	require.Equal(t, 1, c.count("EventListByKeys"), "one read for the batch's events")
 	require.Equal(t, 15, c.total(), "the run's statements: the first unit of work BEGIN, two SET LOCAL (lock_timeout, "+
@@ -147,8 +148,8 @@ func TestDeliveryRecordOfAPausedSubscriptionIsComputedAgain(t *testing.T) {
 	b.deliver(t, b.sub)
 	require.NoError(t, <-paused)
 	require.Len(t, b.recv.requests(), 1, "a paused subscription sends nothing more")
-	require.Equal(t, 3, c.count("WebhookSubscriptionLockDeliveryTarget"),
-		"the first lock, the record that found the pause, the record computed again")
+	require.Equal(t, 1, c.count("WebhookSubscriptionLockDeliveryTargets"), "the first lock")
+	require.Equal(t, 2, c.count("WebhookSubscriptionRecordAttempt"), "the record that found the pause, the record computed again")
 	got := b.subscription(t, b.sub)
 	require.Equal(t, "paused", got.State, "the record keeps the owner's pause")
 	require.Equal(t, 1, got.ConsecutiveFailures)

@@ -350,10 +350,11 @@ func (s *Deliveries) applyQuota(ctx context.Context, r *round, c Candidate, now 
 // change made meanwhile wins (NextSubscriptionState rejects max_pending on
 // anything but active).
 func (s *Deliveries) pauseForQuota(ctx context.Context, r *round, c Candidate, now time.Time) error {
-	t, _, ok, err := s.store.LockDeliveryTarget(ctx, c.SubscriptionID, 0)
+	l, ok, err := s.lockTarget(ctx, c.SubscriptionID, 0)
 	if err != nil || !ok {
 		return err
 	}
+	t := l.Target
 	tr, ok, err := s.setState(ctx, c.SubscriptionID, c.AppID, t.standing(), webhook.EventMaxPending, now)
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ func (s *Deliveries) Stalled(ctx context.Context, subscriptionID ids.ID, cause e
 	var seq int64
 	var marked bool
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
-		t, _, ok, err := s.store.LockDeliveryTarget(ctx, subscriptionID, 0)
+		l, ok, err := s.lockTarget(ctx, subscriptionID, 0)
 		if err != nil || !ok {
 			return err
 		}
@@ -38,7 +38,7 @@ func (s *Deliveries) Stalled(ctx context.Context, subscriptionID ids.ID, cause e
 		if seq, marked, err = s.store.MarkHeadStalled(ctx, subscriptionID, next, now); err != nil || !marked {
 			return err
 		}
-		if t.State != apps.SubscriptionActive {
+		if l.Target.State != apps.SubscriptionActive {
 			return nil
 		}
 		return s.scheduler.Schedule(ctx, subscriptionID, next)

@@ -10,6 +10,7 @@ import (
 
 	azpg "bothy/server/internal/authz/adapters/postgres"
 	azapp "bothy/server/internal/authz/app"
+	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/authz/domain"
 	chatpg "bothy/server/internal/chat/adapters/postgres"
 	"bothy/server/internal/kernel/actor"
@@ -175,6 +176,34 @@ func TestStandingIsMemoisedPerUnitOfWork(t *testing.T) {
 	}))
 	err := b.uow.Do(background, func(ctx context.Context) error {
 		return authorize.Check(ctx, b.az, b.world.Tracker, authorize.MessagePost, r)
+	})
+	require.Equal(t, errs.CodeNotFound, errs.CodeOf(err), "a new unit of work loads the grants again")
+}
+
+// TestPreloadOfSeveralPrincipalsKeepsEachOnesFacts (D-M2-26-76): one
+// Preload of two apps and a person loads the facts of each into the unit
+// of work (the apps' grants with one statement), so decisions later in it
+// use them, even after another transaction revoked Tracker's grant, and an
+// app without grants stays without.
+func TestPreloadOfSeveralPrincipalsKeepsEachOnesFacts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	w := b.world
+	pager := authztest.InsertApp(t, b.db, "Pager", authztest.TrackerScopes...)
+	r := channel(w.Support, w.Eskalation)
+	require.NoError(t, b.uow.Do(background, func(ctx context.Context) error {
+		require.NoError(t, b.az.Preload(ctx, authorize.MessagePost, w.Tracker, pager, w.Alex, w.Tracker))
+		_, err := b.db.Owner.Exec(background, `DELETE FROM grants WHERE id = $1`, w.G6.ID)
+		require.NoError(t, err)
+		require.NoError(t, authorize.Check(ctx, b.az, w.Tracker, authorize.MessagePost, r), "Tracker's grants were loaded ahead")
+		require.NoError(t, authorize.Check(ctx, b.az, w.Alex, authorize.MessagePost, r), "so were Alex's memberships")
+		d, err := b.az.Authorize(authorize.Filter(ctx), pager, authorize.MessagePost, r)
+		require.NoError(t, err)
+		require.False(t, d.Allowed(), "Pager holds no grant")
+		return nil
+	}))
+	err := b.uow.Do(background, func(ctx context.Context) error {
+		return authorize.Check(ctx, b.az, w.Tracker, authorize.MessagePost, r)
 	})
 	require.Equal(t, errs.CodeNotFound, errs.CodeOf(err), "a new unit of work loads the grants again")
 }

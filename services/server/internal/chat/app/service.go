@@ -157,7 +157,7 @@ func (s *Service) channel(ctx context.Context, id ids.ID, action authorize.Actio
 			}
 			return err
 		},
-		func(ctx context.Context) error { return s.az.Preload(ctx, actor.From(ctx), action) },
+		func(ctx context.Context) error { return s.az.Preload(ctx, action, actor.From(ctx)) },
 	)
 	return ch, err
 }

@@ -117,13 +117,15 @@ type Authorizer interface {
 	// so the entry survives the rollback of the use case that was refused; in
 	// filter mode (Filter) it is not audited.
 	Authorize(ctx context.Context, p actor.Principal, a Action, r Resource) (Decision, error)
-	// Preload loads the facts a decision of a by p may consult into the
-	// unit of work of ctx, so that their statements can travel with
-	// others (txn.Together, ADR 0085) and a later Authorize in the same
-	// unit of work reads them from memory. It decides nothing and writes
-	// nothing; outside a unit of work nothing is kept. It returns an error
-	// only when the facts could not be loaded.
-	Preload(ctx context.Context, p actor.Principal, a Action) error
+	// Preload loads the facts a decision of a by each of ps may consult
+	// into the unit of work of ctx, so that their statements can travel
+	// with others (txn.Together, ADR 0085) and a later Authorize in the
+	// same unit of work reads them from memory; the facts of several
+	// principals that are not persons take one statement together
+	// (D-M2-26-76). It decides nothing and writes nothing; outside a unit
+	// of work nothing is kept. It returns an error only when the facts
+	// could not be loaded.
+	Preload(ctx context.Context, a Action, ps ...actor.Principal) error
 }
 
 // Check runs Authorize and turns the decision into an error: nil when

@@ -131,12 +131,24 @@ func (s *DeliveryStore) CountPending(ctx context.Context, subs []ids.ID, limit i
 
 const maxInt32 = 1<<31 - 1
 
-// LockDeliveryTarget implements app.DeliveryStore.
-func (s *DeliveryStore) LockDeliveryTarget(ctx context.Context, id ids.ID, heads int) (app.DeliveryTarget, []app.PendingHead, bool, error) {
-	r, found, err := s.lockTarget(ctx, db.WebhookSubscriptionLockDeliveryTargetParams{
-		ID: id, NextHeads: int32(min(heads, maxInt32)), DeliveryIds: []ids.ID{},
+// LockDeliveryTargets implements app.DeliveryStore with one statement for
+// any number of subscriptions.
+func (s *DeliveryStore) LockDeliveryTargets(ctx context.Context, subs []ids.ID, heads int) ([]app.LockedTarget, error) {
+	q, err := s.locked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.WebhookSubscriptionLockDeliveryTargets(ctx, db.WebhookSubscriptionLockDeliveryTargetsParams{
+		Ids: subs, NextHeads: int32(min(heads, maxInt32)),
 	})
-	return r.target(), r.nextHeads(), found, err
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: locking the webhook subscriptions failed")
+	}
+	out := make([]app.LockedTarget, len(rows))
+	for i, r := range rows {
+		out[i] = app.LockedTarget{Target: lockedTarget(r).target(), Heads: lockedTarget(r).nextHeads()}
+	}
+	return out, nil
 }
 
 // PendingHeads implements app.DeliveryStore.
@@ -155,25 +167,25 @@ func (s *DeliveryStore) PendingHeads(ctx context.Context, subscriptionID ids.ID,
 	return out, nil
 }
 
-// lockTarget runs WebhookSubscriptionLockDeliveryTarget with p in the unit
-// of work of ctx; false when there is no such subscription.
-func (s *DeliveryStore) lockTarget(ctx context.Context, p db.WebhookSubscriptionLockDeliveryTargetParams) (lockedTarget, bool, error) {
-	q, err := s.locked(ctx)
-	if err != nil {
-		return lockedTarget{}, false, err
-	}
-	r, err := q.WebhookSubscriptionLockDeliveryTarget(ctx, p)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return lockedTarget{}, false, nil
-	}
-	if err != nil {
-		return lockedTarget{}, false, errs.Wrap(err, "apps: locking the webhook subscription failed")
-	}
-	return lockedTarget(r), true, nil
-}
+// lockedTarget is a row of WebhookSubscriptionLockDeliveryTargets, or the
+// part of a row of WebhookSubscriptionRecordAttempt that names the locked
+// subscription and its next heads (recordedTarget).
+type lockedTarget db.WebhookSubscriptionLockDeliveryTargetsRow
 
-// lockedTarget is a row of WebhookSubscriptionLockDeliveryTarget.
-type lockedTarget db.WebhookSubscriptionLockDeliveryTargetRow
+// recordedTarget is the locked subscription and the next heads of r.
+func recordedTarget(r db.WebhookSubscriptionRecordAttemptRow) lockedTarget {
+	return lockedTarget{
+		ID: r.ID, State: r.State, Url: r.Url, EventTypes: r.EventTypes,
+		HmacEnabled: r.HmacEnabled, HmacGeneration: r.HmacGeneration, HmacRotatedAt: r.HmacRotatedAt,
+		ConsecutiveFailures: r.ConsecutiveFailures, DisabledAt: r.DisabledAt,
+		LeaseDeliveryID: r.LeaseDeliveryID, LeaseUntil: r.LeaseUntil,
+		MaxPerSecond: r.MaxPerSecond, RateWindow: r.RateWindow, WakeUpAt: r.WakeUpAt,
+		InstallationID: r.InstallationID, AppID: r.AppID, InstallationState: r.InstallationState,
+		GrantedScopes: r.GrantedScopes, EventSubscriptions: r.EventSubscriptions, PrincipalID: r.PrincipalID,
+		NextIds: r.NextIds, NextEventSeqs: r.NextEventSeqs, NextEventOccurredAts: r.NextEventOccurredAts,
+		NextAttemptAts: r.NextAttemptAts,
+	}
+}
 
 // nextHeads maps the row's next_* columns to the pending heads they name,
 // never nil.
@@ -313,9 +325,8 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 // one statement (D-M2-26-68), whatever the batch's size (ADR 0088).
 func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
 	e := r.Expected
-	p := db.WebhookSubscriptionLockDeliveryTargetParams{
+	p := db.WebhookSubscriptionRecordAttemptParams{
 		ID:                        r.SubscriptionID,
-		Record:                    true,
 		ExpectState:               string(e.Standing.State),
 		ExpectConsecutiveFailures: int32(e.Standing.ConsecutiveFailures),
 		ExpectDisabledAt:          pg.NullTime(e.Standing.DisabledAt),
@@ -349,12 +360,20 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) 
 		p.ConsecutiveFailures, p.DeliveredSeq = int32(c.ConsecutiveFailures), c.DeliveredSeq
 		p.SigningKeyKid = nullString(c.SigningKeyKID)
 	}
-	row, found, err := s.lockTarget(ctx, p)
-	if err != nil || !found {
+	q, err := s.locked(ctx)
+	if err != nil {
 		return app.Recorded{}, err
 	}
-	return app.Recorded{Found: true, Target: row.target(), AsExpected: row.AsExpected,
-		Written: len(r.Outcomes) > 0 && int(row.Recorded) == len(r.Outcomes), Next: row.nextHeads()}, nil
+	row, err := q.WebhookSubscriptionRecordAttempt(ctx, p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return app.Recorded{}, nil
+	}
+	if err != nil {
+		return app.Recorded{}, errs.Wrap(err, "apps: recording the webhook attempts failed")
+	}
+	locked := recordedTarget(row)
+	return app.Recorded{Found: true, Target: locked.target(), AsExpected: row.AsExpected,
+		Written: len(r.Outcomes) > 0 && int(row.Recorded) == len(r.Outcomes), Next: locked.nextHeads()}, nil
 }
 
 // rateWindowOf maps the column rate_window to the domain's window, in UTC;

@@ -152,6 +152,55 @@ func TestDeliveryStoreCandidatesAndBoundedCount(t *testing.T) {
 	require.Equal(t, map[ids.ID]int{active: 3, paused: 1}, counts, "the count stops at its limit")
 }
 
+// lockOne locks sub with up to heads of its pending deliveries, as a run
+// of one subscription does; false when it is not an app subscription.
+func lockOne(ctx context.Context, s *postgres.DeliveryStore, sub ids.ID, heads int) (app.DeliveryTarget, []app.PendingHead, bool, error) {
+	locked, err := s.LockDeliveryTargets(ctx, []ids.ID{sub}, heads)
+	if err != nil || len(locked) == 0 {
+		return app.DeliveryTarget{}, nil, false, err
+	}
+	return locked[0].Target, locked[0].Heads, true, nil
+}
+
+// TestDeliveryStoreLocksSeveralTargetsInOneStatement (D-M2-26-76): the
+// subscriptions of a shared unit of work are locked with one statement, in
+// the order of their ids, each with its own heads; an id that names no
+// subscription has no row.
+func TestDeliveryStoreLocksSeveralTargetsInOneStatement(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := postgres.NewDeliveryStore(b.db.App)
+	inst := b.install(t, b.app(t, "Tracker"))
+	first, second := b.subscriptionIn(t, inst, apps.SubscriptionActive), b.subscriptionIn(t, inst, apps.SubscriptionPaused)
+	b.pending(t, s, first, 3, 4, 5)
+	b.pending(t, s, second, 4)
+	ctx := context.Background()
+	unknown := ids.New()
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		locked, err := s.LockDeliveryTargets(ctx, []ids.ID{second, unknown, first}, 2)
+		require.NoError(t, err)
+		require.Len(t, locked, 2, "the unknown id has no row")
+		byID := map[ids.ID]app.LockedTarget{}
+		for i, l := range locked {
+			byID[l.Target.SubscriptionID] = l
+			if i > 0 {
+				require.Negative(t, ids.Compare(locked[i-1].Target.SubscriptionID, l.Target.SubscriptionID), "in the order of the ids")
+			}
+		}
+		require.Equal(t, []int64{3, 4}, seqsOf(byID[first].Heads), "each with its own heads, at most as many as asked")
+		require.Equal(t, []int64{4}, seqsOf(byID[second].Heads))
+		require.Equal(t, apps.SubscriptionPaused, byID[second].Target.State)
+		require.Equal(t, inst.PrincipalID, byID[first].Target.Installation.PrincipalID)
+
+		var locks int
+		require.NoError(t, b.db.App.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions
+			WHERE id = ANY($1) AND id NOT IN (SELECT id FROM webhook_subscriptions FOR NO KEY UPDATE SKIP LOCKED)`,
+			[]ids.ID{first, second}).Scan(&locks))
+		require.Equal(t, 2, locks, "another session finds both rows locked")
+		return nil
+	}))
+}
+
 func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -161,12 +210,12 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 	b.pending(t, s, sub, 7, 8, 9)
 	ctx := context.Background()
 
-	_, _, _, err := s.LockDeliveryTarget(ctx, sub, 2)
+	_, _, _, err := lockOne(ctx, s, sub, 2)
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "a row lock needs a unit of work")
 
 	var claimed []app.ClaimedHead
 	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
-		target, heads, ok, err := s.LockDeliveryTarget(ctx, sub, 2)
+		target, heads, ok, err := lockOne(ctx, s, sub, 2)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, inst.PrincipalID, target.Installation.PrincipalID)
@@ -192,7 +241,7 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 	require.Equal(t, []int64{7, 8}, []int64{head.EventSeq, second.EventSeq}, "claimed in seq order")
 	require.Equal(t, []int{1, 1}, []int{head.Attempt, second.Attempt})
 	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
-		target, _, _, err := s.LockDeliveryTarget(ctx, sub, 0)
+		target, _, _, err := lockOne(ctx, s, sub, 0)
 		require.Equal(t, app.Lease{DeliveryID: head.ID, Until: start.Add(time.Minute)}, target.Lease,
 			"the subscription holds the lease of the batch, which names its first head")
 		require.True(t, target.WakeUpAt.Equal(start.Add(2*time.Minute)), "the claim named its wake-up (ADR 0087): %v", target.WakeUpAt)
@@ -257,7 +306,7 @@ func TestDeliveryStoreRecordsABatch(t *testing.T) {
 	ctx := context.Background()
 	var claimed []app.ClaimedHead
 	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
-		_, heads, _, err := s.LockDeliveryTarget(ctx, sub, 4)
+		_, heads, _, err := lockOne(ctx, s, sub, 4)
 		if err != nil {
 			return err
 		}
@@ -311,7 +360,7 @@ func TestDeliveryStoreFinishUnsentTellsWhetherItFinished(t *testing.T) {
 		var done bool
 		require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
 			var err error
-			if _, heads, _, err = s.LockDeliveryTarget(ctx, sub, 1); err != nil || len(heads) == 0 {
+			if _, heads, _, err = lockOne(ctx, s, sub, 1); err != nil || len(heads) == 0 {
 				return err
 			}
 			done, err = s.FinishUnsent(ctx, heads[0].ID, apps.LastErrorNotAuthorized, start)
@@ -376,7 +425,7 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 		t.Helper()
 		var claimed []app.ClaimedHead
 		require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
-			_, heads, _, err := s.LockDeliveryTarget(ctx, sub, 1)
+			_, heads, _, err := lockOne(ctx, s, sub, 1)
 			if err != nil {
 				return err
 			}

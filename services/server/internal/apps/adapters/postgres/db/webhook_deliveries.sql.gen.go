@@ -517,84 +517,25 @@ func (q *Queries) WebhookSubscriptionDeliveryCandidatesOf(ctx context.Context, a
 	return items, nil
 }
 
-const webhookSubscriptionLockDeliveryTarget = `-- name: WebhookSubscriptionLockDeliveryTarget :one
-WITH target AS (
+const webhookSubscriptionLockDeliveryTargets = `-- name: WebhookSubscriptionLockDeliveryTargets :many
+WITH target AS MATERIALIZED (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
            s.max_per_second, s.rate_window, s.wake_up_at,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
-           i.event_subscriptions, a.principal_id,
-           coalesce(s.state = $3::text
-            AND s.consecutive_failures = $4::int
-            AND s.disabled_at IS NOT DISTINCT FROM $5::timestamptz
-            AND coalesce(s.max_per_second, 0) = $6::int
-            AND s.rate_window = $7::timestamptz[], false)::boolean AS as_expected
+           i.event_subscriptions, a.principal_id
     FROM webhook_subscriptions s
     JOIN app_installations i ON i.id = s.app_installation_id
     JOIN apps a ON a.id = i.app_id
-    WHERE s.id = $8
+    WHERE s.id = ANY($2::uuid[])
+    ORDER BY s.id
     FOR NO KEY UPDATE OF s
-), delivery AS (
-    -- The arrays hold one element per sent delivery of the batch, in seq
-    -- order; a row finds its element by its id (array_position). The rows
-    -- are found through the primary key (= ANY): the status is tested as
-    -- coalesce(status, '') so that the partial index of the pending rows
-    -- (webhook_deliveries_head_idx) cannot serve the test, which with
-    -- stale statistics the planner combined with the key (BitmapAnd) and
-    -- read every pending row of the table (D-SQ-17).
-    UPDATE webhook_deliveries d
-    SET status = ($9::text[])[array_position($1::uuid[], d.id)],
-        attempt = ($10::int[])[array_position($1::uuid[], d.id)],
-        next_attempt_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
-                               THEN ($11::timestamptz[])[array_position($1::uuid[], d.id)] END,
-        last_error = nullif(($12::text[])[array_position($1::uuid[], d.id)], ''),
-        response_code = nullif(($13::int[])[array_position($1::uuid[], d.id)], 0),
-        delivered_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'succeeded'
-                            THEN ($14::timestamptz[])[array_position($1::uuid[], d.id)] END,
-        updated_at = $15,
-        finished_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
-                           THEN NULL ELSE $15::timestamptz END
-    FROM target
-    WHERE $16::boolean AND target.as_expected
-      AND d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND d.attempt = ($17::int[])[array_position($1::uuid[], d.id)]
-    RETURNING d.id
-), given_back AS (
-    UPDATE webhook_deliveries d
-    SET attempt = d.attempt - 1, updated_at = $15
-    FROM target
-    WHERE $16::boolean AND target.as_expected
-      AND d.id = ANY($18::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND d.attempt = ($19::int[])[array_position($18::uuid[], d.id)]
-    RETURNING d.id
-), outcome AS (
-    SELECT count(*) > 0 AND count(*) = cardinality($1::uuid[]) AS recorded FROM delivery
-), subscription AS (
-    UPDATE webhook_subscriptions s
-    SET state = CASE WHEN o.recorded AND $20::boolean THEN $21::text ELSE s.state END,
-        disabled_at = CASE WHEN o.recorded AND $20::boolean THEN $22::timestamptz ELSE s.disabled_at END,
-        consecutive_failures = CASE WHEN o.recorded AND $20::boolean THEN $23::int ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND $20::boolean AND $24::bigint > 0
-                                  THEN GREATEST(s.last_delivered_seq, $24::bigint)
-                                  ELSE s.last_delivered_seq END,
-        signing_key_kid = CASE WHEN o.recorded AND $20::boolean
-                               THEN coalesce($25::text, s.signing_key_kid)
-                               ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = $26 THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = $26 THEN NULL ELSE s.lease_until END,
-        rate_window = $27::timestamptz[],
-        updated_at = CASE WHEN o.recorded AND $20::boolean THEN $15 ELSE s.updated_at END
-    FROM outcome o, target
-    WHERE $16::boolean AND target.as_expected AND s.id = target.id
-    RETURNING s.id
 )
 SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
        t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
        t.max_per_second, t.rate_window, t.wake_up_at,
        t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
-       t.event_subscriptions, t.principal_id, t.as_expected,
-       (SELECT count(*) FROM delivery)::int AS recorded,
-       (SELECT count(*) FROM subscription)::int AS subscriptions,
+       t.event_subscriptions, t.principal_id,
        nxt.ids::uuid[] AS next_ids,
        nxt.seqs::bigint[] AS next_event_seqs,
        nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
@@ -607,44 +548,20 @@ CROSS JOIN LATERAL (
            coalesce(array_agg(p.next_attempt_at ORDER BY p.event_seq), '{}') AS due_ats
     FROM (
         SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at FROM webhook_deliveries h
-        WHERE h.subscription_id = t.id AND h.status = 'pending' AND h.id <> ALL($1::uuid[])
+        WHERE h.subscription_id = t.id AND h.status = 'pending'
         ORDER BY h.event_seq
-        LIMIT $2::int
+        LIMIT $1::int
     ) p
 ) nxt
+ORDER BY t.id
 `
 
-type WebhookSubscriptionLockDeliveryTargetParams struct {
-	DeliveryIds               []ids.ID
-	NextHeads                 int32
-	ExpectState               string
-	ExpectConsecutiveFailures int32
-	ExpectDisabledAt          *time.Time
-	ExpectMaxPerSecond        int32
-	ExpectRateWindow          []time.Time
-	ID                        ids.ID
-	Statuses                  []string
-	StoredAttempts            []int32
-	NextAttemptAts            []time.Time
-	LastErrors                []string
-	ResponseCodes             []int32
-	DeliveredAts              []time.Time
-	Now                       time.Time
-	Record                    bool
-	Attempts                  []int32
-	UnsentIds                 []ids.ID
-	UnsentAttempts            []int32
-	ChangeSubscription        bool
-	State                     string
-	DisabledAt                *time.Time
-	ConsecutiveFailures       int32
-	DeliveredSeq              int64
-	SigningKeyKid             *string
-	LeaseDeliveryID           ids.ID
-	RateWindow                []time.Time
+type WebhookSubscriptionLockDeliveryTargetsParams struct {
+	NextHeads int32
+	Ids       []ids.ID
 }
 
-type WebhookSubscriptionLockDeliveryTargetRow struct {
+type WebhookSubscriptionLockDeliveryTargetsRow struct {
 	ID                   ids.ID
 	State                string
 	Url                  string
@@ -665,100 +582,66 @@ type WebhookSubscriptionLockDeliveryTargetRow struct {
 	GrantedScopes        []string
 	EventSubscriptions   []string
 	PrincipalID          ids.ID
-	AsExpected           bool
-	Recorded             int32
-	Subscriptions        int32
 	NextIds              []ids.ID
 	NextEventSeqs        []int64
 	NextEventOccurredAts []time.Time
 	NextAttemptAts       []time.Time
 }
 
-// Locks the subscription (FOR NO KEY UPDATE OF s, the module's first lock)
-// and returns what a delivery needs of it, its installation and its app
-// principal, as they were before this statement wrote anything, with up to
-// @next_heads of its pending rows in seq order (next_*; index
-// webhook_deliveries_head_idx), the heads a run claims next, leaving out
-// the rows @delivery_ids. No row: no such subscription, or one without an
-// installation.
-//
-// With @record the same statement records the sent attempts of a batch
-// (D-M2-26-68, ADR 0088), so the record costs one round trip: only when
-// the subscription's standing and rate are what the caller computed the
-// record from (as_expected; otherwise nothing is written and the caller
-// computes the record again from the returned row, under the lock this
-// statement took); each delivery only while it is still pending with its
-// claimed attempt (stored_attempt is what the row keeps: the claimed
-// attempt, or one less when no request left); the claimed heads the batch
-// did not send (@unsent_ids) get their attempt back; the subscription's
-// change when change_subscription and every sent delivery was recorded;
-// in any case the lease of the batch (@lease_delivery_id) given back (also
-// when a delivery was deleted or redelivered meanwhile, so the next head
-// never waits for a lease that covers nothing) and the rate window with
-// the attempts' ends (requests went out either way). recorded counts the
-// deliveries written. The next heads read the rows as they were before
-// this statement, so a head given back is named with the time it is due.
-func (q *Queries) WebhookSubscriptionLockDeliveryTarget(ctx context.Context, arg WebhookSubscriptionLockDeliveryTargetParams) (WebhookSubscriptionLockDeliveryTargetRow, error) {
-	row := q.db.QueryRow(ctx, webhookSubscriptionLockDeliveryTarget,
-		arg.DeliveryIds,
-		arg.NextHeads,
-		arg.ExpectState,
-		arg.ExpectConsecutiveFailures,
-		arg.ExpectDisabledAt,
-		arg.ExpectMaxPerSecond,
-		arg.ExpectRateWindow,
-		arg.ID,
-		arg.Statuses,
-		arg.StoredAttempts,
-		arg.NextAttemptAts,
-		arg.LastErrors,
-		arg.ResponseCodes,
-		arg.DeliveredAts,
-		arg.Now,
-		arg.Record,
-		arg.Attempts,
-		arg.UnsentIds,
-		arg.UnsentAttempts,
-		arg.ChangeSubscription,
-		arg.State,
-		arg.DisabledAt,
-		arg.ConsecutiveFailures,
-		arg.DeliveredSeq,
-		arg.SigningKeyKid,
-		arg.LeaseDeliveryID,
-		arg.RateWindow,
-	)
-	var i WebhookSubscriptionLockDeliveryTargetRow
-	err := row.Scan(
-		&i.ID,
-		&i.State,
-		&i.Url,
-		&i.EventTypes,
-		&i.HmacEnabled,
-		&i.HmacGeneration,
-		&i.HmacRotatedAt,
-		&i.ConsecutiveFailures,
-		&i.DisabledAt,
-		&i.LeaseDeliveryID,
-		&i.LeaseUntil,
-		&i.MaxPerSecond,
-		&i.RateWindow,
-		&i.WakeUpAt,
-		&i.InstallationID,
-		&i.AppID,
-		&i.InstallationState,
-		&i.GrantedScopes,
-		&i.EventSubscriptions,
-		&i.PrincipalID,
-		&i.AsExpected,
-		&i.Recorded,
-		&i.Subscriptions,
-		&i.NextIds,
-		&i.NextEventSeqs,
-		&i.NextEventOccurredAts,
-		&i.NextAttemptAts,
-	)
-	return i, err
+// Locks the app subscriptions @ids (FOR NO KEY UPDATE OF s, the module's
+// first lock) in the order of their ids, so that two units of work that
+// lock some of the same subscriptions take their locks in the same order,
+// and returns what a delivery needs of each, its installation and its app
+// principal, with up to @next_heads of its pending rows in seq order
+// (next_*; index webhook_deliveries_head_idx), the heads a run claims
+// next. A subscription that does not exist or has no installation has no
+// row. The statement writes nothing, so a unit of work of several runs
+// (ADR 0089) locks all of them with one (D-M2-26-76). The heads are read
+// as they were before a lock waited: ClaimHeads claims them only when they
+// are still the subscription's first pending rows.
+func (q *Queries) WebhookSubscriptionLockDeliveryTargets(ctx context.Context, arg WebhookSubscriptionLockDeliveryTargetsParams) ([]WebhookSubscriptionLockDeliveryTargetsRow, error) {
+	rows, err := q.db.Query(ctx, webhookSubscriptionLockDeliveryTargets, arg.NextHeads, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookSubscriptionLockDeliveryTargetsRow{}
+	for rows.Next() {
+		var i WebhookSubscriptionLockDeliveryTargetsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.State,
+			&i.Url,
+			&i.EventTypes,
+			&i.HmacEnabled,
+			&i.HmacGeneration,
+			&i.HmacRotatedAt,
+			&i.ConsecutiveFailures,
+			&i.DisabledAt,
+			&i.LeaseDeliveryID,
+			&i.LeaseUntil,
+			&i.MaxPerSecond,
+			&i.RateWindow,
+			&i.WakeUpAt,
+			&i.InstallationID,
+			&i.AppID,
+			&i.InstallationState,
+			&i.GrantedScopes,
+			&i.EventSubscriptions,
+			&i.PrincipalID,
+			&i.NextIds,
+			&i.NextEventSeqs,
+			&i.NextEventOccurredAts,
+			&i.NextAttemptAts,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const webhookSubscriptionLockLive = `-- name: WebhookSubscriptionLockLive :many
@@ -796,6 +679,248 @@ func (q *Queries) WebhookSubscriptionLockLive(ctx context.Context) ([]WebhookSub
 		return nil, err
 	}
 	return items, nil
+}
+
+const webhookSubscriptionRecordAttempt = `-- name: WebhookSubscriptionRecordAttempt :one
+WITH target AS (
+    SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
+           s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
+           s.max_per_second, s.rate_window, s.wake_up_at,
+           i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
+           i.event_subscriptions, a.principal_id,
+           coalesce(s.state = $3::text
+            AND s.consecutive_failures = $4::int
+            AND s.disabled_at IS NOT DISTINCT FROM $5::timestamptz
+            AND coalesce(s.max_per_second, 0) = $6::int
+            AND s.rate_window = $7::timestamptz[], false)::boolean AS as_expected
+    FROM webhook_subscriptions s
+    JOIN app_installations i ON i.id = s.app_installation_id
+    JOIN apps a ON a.id = i.app_id
+    WHERE s.id = $8
+    FOR NO KEY UPDATE OF s
+), delivery AS (
+    -- The arrays hold one element per sent delivery of the batch, in seq
+    -- order; a row finds its element by its id (array_position). The rows
+    -- are found through the primary key (= ANY): the status is tested as
+    -- coalesce(status, '') so that the partial index of the pending rows
+    -- (webhook_deliveries_head_idx) cannot serve the test, which with
+    -- stale statistics the planner combined with the key (BitmapAnd) and
+    -- read every pending row of the table (D-SQ-17).
+    UPDATE webhook_deliveries d
+    SET status = ($9::text[])[array_position($1::uuid[], d.id)],
+        attempt = ($10::int[])[array_position($1::uuid[], d.id)],
+        next_attempt_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
+                               THEN ($11::timestamptz[])[array_position($1::uuid[], d.id)] END,
+        last_error = nullif(($12::text[])[array_position($1::uuid[], d.id)], ''),
+        response_code = nullif(($13::int[])[array_position($1::uuid[], d.id)], 0),
+        delivered_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'succeeded'
+                            THEN ($14::timestamptz[])[array_position($1::uuid[], d.id)] END,
+        updated_at = $15,
+        finished_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
+                           THEN NULL ELSE $15::timestamptz END
+    FROM target
+    WHERE target.as_expected
+      AND d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = ($16::int[])[array_position($1::uuid[], d.id)]
+    RETURNING d.id
+), given_back AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt - 1, updated_at = $15
+    FROM target
+    WHERE target.as_expected
+      AND d.id = ANY($17::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = ($18::int[])[array_position($17::uuid[], d.id)]
+    RETURNING d.id
+), outcome AS (
+    SELECT count(*) > 0 AND count(*) = cardinality($1::uuid[]) AS recorded FROM delivery
+), subscription AS (
+    UPDATE webhook_subscriptions s
+    SET state = CASE WHEN o.recorded AND $19::boolean THEN $20::text ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND $19::boolean THEN $21::timestamptz ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND $19::boolean THEN $22::int ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND $19::boolean AND $23::bigint > 0
+                                  THEN GREATEST(s.last_delivered_seq, $23::bigint)
+                                  ELSE s.last_delivered_seq END,
+        signing_key_kid = CASE WHEN o.recorded AND $19::boolean
+                               THEN coalesce($24::text, s.signing_key_kid)
+                               ELSE s.signing_key_kid END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = $25 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = $25 THEN NULL ELSE s.lease_until END,
+        rate_window = $26::timestamptz[],
+        updated_at = CASE WHEN o.recorded AND $19::boolean THEN $15 ELSE s.updated_at END
+    FROM outcome o, target
+    WHERE target.as_expected AND s.id = target.id
+    RETURNING s.id
+)
+SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
+       t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
+       t.max_per_second, t.rate_window, t.wake_up_at,
+       t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
+       t.event_subscriptions, t.principal_id, t.as_expected,
+       (SELECT count(*) FROM delivery)::int AS recorded,
+       (SELECT count(*) FROM subscription)::int AS subscriptions,
+       nxt.ids::uuid[] AS next_ids,
+       nxt.seqs::bigint[] AS next_event_seqs,
+       nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
+       nxt.due_ats::timestamptz[] AS next_attempt_ats
+FROM target t
+CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(p.id ORDER BY p.event_seq), '{}') AS ids,
+           coalesce(array_agg(p.event_seq ORDER BY p.event_seq), '{}') AS seqs,
+           coalesce(array_agg(p.event_occurred_at ORDER BY p.event_seq), '{}') AS occurred_ats,
+           coalesce(array_agg(p.next_attempt_at ORDER BY p.event_seq), '{}') AS due_ats
+    FROM (
+        SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at FROM webhook_deliveries h
+        WHERE h.subscription_id = t.id AND h.status = 'pending' AND h.id <> ALL($1::uuid[])
+        ORDER BY h.event_seq
+        LIMIT $2::int
+    ) p
+) nxt
+`
+
+type WebhookSubscriptionRecordAttemptParams struct {
+	DeliveryIds               []ids.ID
+	NextHeads                 int32
+	ExpectState               string
+	ExpectConsecutiveFailures int32
+	ExpectDisabledAt          *time.Time
+	ExpectMaxPerSecond        int32
+	ExpectRateWindow          []time.Time
+	ID                        ids.ID
+	Statuses                  []string
+	StoredAttempts            []int32
+	NextAttemptAts            []time.Time
+	LastErrors                []string
+	ResponseCodes             []int32
+	DeliveredAts              []time.Time
+	Now                       time.Time
+	Attempts                  []int32
+	UnsentIds                 []ids.ID
+	UnsentAttempts            []int32
+	ChangeSubscription        bool
+	State                     string
+	DisabledAt                *time.Time
+	ConsecutiveFailures       int32
+	DeliveredSeq              int64
+	SigningKeyKid             *string
+	LeaseDeliveryID           ids.ID
+	RateWindow                []time.Time
+}
+
+type WebhookSubscriptionRecordAttemptRow struct {
+	ID                   ids.ID
+	State                string
+	Url                  string
+	EventTypes           []string
+	HmacEnabled          bool
+	HmacGeneration       int32
+	HmacRotatedAt        *time.Time
+	ConsecutiveFailures  int32
+	DisabledAt           *time.Time
+	LeaseDeliveryID      ids.ID
+	LeaseUntil           *time.Time
+	MaxPerSecond         *int32
+	RateWindow           []time.Time
+	WakeUpAt             *time.Time
+	InstallationID       ids.ID
+	AppID                ids.ID
+	InstallationState    string
+	GrantedScopes        []string
+	EventSubscriptions   []string
+	PrincipalID          ids.ID
+	AsExpected           bool
+	Recorded             int32
+	Subscriptions        int32
+	NextIds              []ids.ID
+	NextEventSeqs        []int64
+	NextEventOccurredAts []time.Time
+	NextAttemptAts       []time.Time
+}
+
+// Locks the subscription (FOR NO KEY UPDATE OF s) and records the sent
+// attempts of a batch (D-M2-26-68, ADR 0088) in the same statement, so the
+// record costs one round trip. It returns what a delivery needs of the
+// subscription, its installation and its app principal, as they were
+// before this statement wrote anything, with up to @next_heads of its
+// pending rows in seq order (next_*), the heads a run claims next, leaving
+// out the rows @delivery_ids. No row: no such subscription, or one without
+// an installation.
+//
+// It writes only when the subscription's standing and rate are what the
+// caller computed the record from (as_expected; otherwise nothing is
+// written and the caller computes the record again from the returned
+// row, under the lock this statement took); each delivery only while it
+// is still pending with its claimed attempt (stored_attempt is what the
+// row keeps: the claimed attempt, or one less when no request left); the
+// claimed heads the batch did not send (@unsent_ids) get their attempt
+// back; the subscription's change when change_subscription and every sent
+// delivery was recorded; in any case the lease of the batch
+// (@lease_delivery_id) given back (also when a delivery was deleted or
+// redelivered meanwhile, so the next head never waits for a lease that
+// covers nothing) and the rate window with the attempts' ends (requests
+// went out either way). recorded counts the deliveries written. The next
+// heads read the rows as they were before this statement, so a head given
+// back is named with the time it is due.
+func (q *Queries) WebhookSubscriptionRecordAttempt(ctx context.Context, arg WebhookSubscriptionRecordAttemptParams) (WebhookSubscriptionRecordAttemptRow, error) {
+	row := q.db.QueryRow(ctx, webhookSubscriptionRecordAttempt,
+		arg.DeliveryIds,
+		arg.NextHeads,
+		arg.ExpectState,
+		arg.ExpectConsecutiveFailures,
+		arg.ExpectDisabledAt,
+		arg.ExpectMaxPerSecond,
+		arg.ExpectRateWindow,
+		arg.ID,
+		arg.Statuses,
+		arg.StoredAttempts,
+		arg.NextAttemptAts,
+		arg.LastErrors,
+		arg.ResponseCodes,
+		arg.DeliveredAts,
+		arg.Now,
+		arg.Attempts,
+		arg.UnsentIds,
+		arg.UnsentAttempts,
+		arg.ChangeSubscription,
+		arg.State,
+		arg.DisabledAt,
+		arg.ConsecutiveFailures,
+		arg.DeliveredSeq,
+		arg.SigningKeyKid,
+		arg.LeaseDeliveryID,
+		arg.RateWindow,
+	)
+	var i WebhookSubscriptionRecordAttemptRow
+	err := row.Scan(
+		&i.ID,
+		&i.State,
+		&i.Url,
+		&i.EventTypes,
+		&i.HmacEnabled,
+		&i.HmacGeneration,
+		&i.HmacRotatedAt,
+		&i.ConsecutiveFailures,
+		&i.DisabledAt,
+		&i.LeaseDeliveryID,
+		&i.LeaseUntil,
+		&i.MaxPerSecond,
+		&i.RateWindow,
+		&i.WakeUpAt,
+		&i.InstallationID,
+		&i.AppID,
+		&i.InstallationState,
+		&i.GrantedScopes,
+		&i.EventSubscriptions,
+		&i.PrincipalID,
+		&i.AsExpected,
+		&i.Recorded,
+		&i.Subscriptions,
+		&i.NextIds,
+		&i.NextEventSeqs,
+		&i.NextEventOccurredAts,
+		&i.NextAttemptAts,
+	)
+	return i, err
 }
 
 const webhookSubscriptionSetSystemState = `-- name: WebhookSubscriptionSetSystemState :execrows

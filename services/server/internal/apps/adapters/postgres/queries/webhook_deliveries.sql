@@ -180,31 +180,80 @@ SELECT count(*)::int AS expired,
        coalesce(max(event_seq), 0)::bigint AS last_seq
 FROM expired;
 
--- name: WebhookSubscriptionLockDeliveryTarget :one
--- Locks the subscription (FOR NO KEY UPDATE OF s, the module's first lock)
--- and returns what a delivery needs of it, its installation and its app
--- principal, as they were before this statement wrote anything, with up to
--- @next_heads of its pending rows in seq order (next_*; index
--- webhook_deliveries_head_idx), the heads a run claims next, leaving out
--- the rows @delivery_ids. No row: no such subscription, or one without an
--- installation.
+-- name: WebhookSubscriptionLockDeliveryTargets :many
+-- Locks the app subscriptions @ids (FOR NO KEY UPDATE OF s, the module's
+-- first lock) in the order of their ids, so that two units of work that
+-- lock some of the same subscriptions take their locks in the same order,
+-- and returns what a delivery needs of each, its installation and its app
+-- principal, with up to @next_heads of its pending rows in seq order
+-- (next_*; index webhook_deliveries_head_idx), the heads a run claims
+-- next. A subscription that does not exist or has no installation has no
+-- row. The statement writes nothing, so a unit of work of several runs
+-- (ADR 0089) locks all of them with one (D-M2-26-76). The heads are read
+-- as they were before a lock waited: ClaimHeads claims them only when they
+-- are still the subscription's first pending rows.
+WITH target AS MATERIALIZED (
+    SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
+           s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
+           s.max_per_second, s.rate_window, s.wake_up_at,
+           i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
+           i.event_subscriptions, a.principal_id
+    FROM webhook_subscriptions s
+    JOIN app_installations i ON i.id = s.app_installation_id
+    JOIN apps a ON a.id = i.app_id
+    WHERE s.id = ANY(@ids::uuid[])
+    ORDER BY s.id
+    FOR NO KEY UPDATE OF s
+)
+SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
+       t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
+       t.max_per_second, t.rate_window, t.wake_up_at,
+       t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
+       t.event_subscriptions, t.principal_id,
+       nxt.ids::uuid[] AS next_ids,
+       nxt.seqs::bigint[] AS next_event_seqs,
+       nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
+       nxt.due_ats::timestamptz[] AS next_attempt_ats
+FROM target t
+CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(p.id ORDER BY p.event_seq), '{}') AS ids,
+           coalesce(array_agg(p.event_seq ORDER BY p.event_seq), '{}') AS seqs,
+           coalesce(array_agg(p.event_occurred_at ORDER BY p.event_seq), '{}') AS occurred_ats,
+           coalesce(array_agg(p.next_attempt_at ORDER BY p.event_seq), '{}') AS due_ats
+    FROM (
+        SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at FROM webhook_deliveries h
+        WHERE h.subscription_id = t.id AND h.status = 'pending'
+        ORDER BY h.event_seq
+        LIMIT @next_heads::int
+    ) p
+) nxt
+ORDER BY t.id;
+
+-- name: WebhookSubscriptionRecordAttempt :one
+-- Locks the subscription (FOR NO KEY UPDATE OF s) and records the sent
+-- attempts of a batch (D-M2-26-68, ADR 0088) in the same statement, so the
+-- record costs one round trip. It returns what a delivery needs of the
+-- subscription, its installation and its app principal, as they were
+-- before this statement wrote anything, with up to @next_heads of its
+-- pending rows in seq order (next_*), the heads a run claims next, leaving
+-- out the rows @delivery_ids. No row: no such subscription, or one without
+-- an installation.
 --
--- With @record the same statement records the sent attempts of a batch
--- (D-M2-26-68, ADR 0088), so the record costs one round trip: only when
--- the subscription's standing and rate are what the caller computed the
--- record from (as_expected; otherwise nothing is written and the caller
--- computes the record again from the returned row, under the lock this
--- statement took); each delivery only while it is still pending with its
--- claimed attempt (stored_attempt is what the row keeps: the claimed
--- attempt, or one less when no request left); the claimed heads the batch
--- did not send (@unsent_ids) get their attempt back; the subscription's
--- change when change_subscription and every sent delivery was recorded;
--- in any case the lease of the batch (@lease_delivery_id) given back (also
--- when a delivery was deleted or redelivered meanwhile, so the next head
--- never waits for a lease that covers nothing) and the rate window with
--- the attempts' ends (requests went out either way). recorded counts the
--- deliveries written. The next heads read the rows as they were before
--- this statement, so a head given back is named with the time it is due.
+-- It writes only when the subscription's standing and rate are what the
+-- caller computed the record from (as_expected; otherwise nothing is
+-- written and the caller computes the record again from the returned
+-- row, under the lock this statement took); each delivery only while it
+-- is still pending with its claimed attempt (stored_attempt is what the
+-- row keeps: the claimed attempt, or one less when no request left); the
+-- claimed heads the batch did not send (@unsent_ids) get their attempt
+-- back; the subscription's change when change_subscription and every sent
+-- delivery was recorded; in any case the lease of the batch
+-- (@lease_delivery_id) given back (also when a delivery was deleted or
+-- redelivered meanwhile, so the next head never waits for a lease that
+-- covers nothing) and the rate window with the attempts' ends (requests
+-- went out either way). recorded counts the deliveries written. The next
+-- heads read the rows as they were before this statement, so a head given
+-- back is named with the time it is due.
 WITH target AS (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
@@ -242,7 +291,7 @@ WITH target AS (
         finished_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'pending'
                            THEN NULL ELSE @now::timestamptz END
     FROM target
-    WHERE @record::boolean AND target.as_expected
+    WHERE target.as_expected
       AND d.id = ANY(@delivery_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
       AND d.attempt = (@attempts::int[])[array_position(@delivery_ids::uuid[], d.id)]
     RETURNING d.id
@@ -250,7 +299,7 @@ WITH target AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt - 1, updated_at = @now
     FROM target
-    WHERE @record::boolean AND target.as_expected
+    WHERE target.as_expected
       AND d.id = ANY(@unsent_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
       AND d.attempt = (@unsent_attempts::int[])[array_position(@unsent_ids::uuid[], d.id)]
     RETURNING d.id
@@ -272,7 +321,7 @@ WITH target AS (
         rate_window = @rate_window::timestamptz[],
         updated_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN @now ELSE s.updated_at END
     FROM outcome o, target
-    WHERE @record::boolean AND target.as_expected AND s.id = target.id
+    WHERE target.as_expected AND s.id = target.id
     RETURNING s.id
 )
 SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
