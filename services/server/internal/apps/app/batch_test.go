@@ -19,11 +19,13 @@ type claimSizes struct {
 	sizes []int
 }
 
-func (s *claimSizes) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+func (s *claimSizes) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest) ([][]app.ClaimedHead, error) {
 	s.mu.Lock()
-	s.sizes = append(s.sizes, len(c.Heads))
+	for _, c := range cs {
+		s.sizes = append(s.sizes, len(c.Heads))
+	}
 	s.mu.Unlock()
-	return s.DeliveryStore.ClaimHeads(ctx, c)
+	return s.DeliveryStore.ClaimHeads(ctx, cs...)
 }
 
 // claims returns the sizes of the claims so far.

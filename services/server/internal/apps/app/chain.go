@@ -85,6 +85,11 @@ type step struct {
 	// rateWait is set when the head was due and the rate limit held it:
 	// when the subscription's rate window opens (ADR 0081).
 	rateWait time.Time
+	// together is set while the step runs in a unit of work of several
+	// runs, whose claims wait in pending until claimPending makes them
+	// with one statement (D-M2-26-77).
+	together bool
+	pending  *pendingClaim
 	// failures and changes are logged, and tally recorded, after the
 	// commit.
 	failures []failure

@@ -111,7 +111,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step, hea
 		}
 		if len(send) > 0 {
 			b, err := s.claimBatch(ctx, t, st, send, evs, window, now, host)
-			if err != nil || b != nil {
+			if err != nil || b != nil || st.pending != nil {
 				return b, err
 			}
 		}
@@ -264,38 +264,120 @@ func (a *eventsAhead) take(keys []eventsync.EventKey) (map[int64]eventsync.Event
 // error, a cancellation or a crash. A wake-up is due at the latest end of
 // any lease of the run that inserts it and stays after the run; every
 // later claim whose lease ends by then, of this run or of a later one,
-// inserts nothing (ADR 0087).
+// inserts nothing (ADR 0087). In a unit of work of several runs
+// (st.together) the claim and its wake-up wait in st.pending for the
+// claims of the others, and claimPending makes them all with one statement
+// (D-M2-26-77).
 func (s *Deliveries) claimBatch(ctx context.Context, t *DeliveryTarget, st *step, heads []PendingHead,
 	evs map[int64]eventsync.Event, window webhook.RateWindow, now time.Time, host string) (*batch, error) {
 	lease := now.Add(s.leaseLength())
 	wakeUp := s.wakeUpFor(ctx, t, st, lease)
-	req := HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now, LeaseUntil: lease, RateWindow: window, WakeUpAt: wakeUp}
+	p := &pendingClaim{target: t, events: evs, host: host, req: HeadClaimRequest{SubscriptionID: t.SubscriptionID,
+		Now: now, LeaseUntil: lease, RateWindow: window, WakeUpAt: wakeUp}}
 	for _, h := range heads {
-		req.Heads = append(req.Heads, h.ID)
+		p.req.Heads = append(p.req.Heads, h.ID)
 	}
-	var claimed []ClaimedHead
+	if st.together {
+		st.pending = p
+		return nil, nil
+	}
+	var claimed [][]ClaimedHead
 	err := txn.Together(ctx,
 		func(ctx context.Context) error {
 			var err error
-			claimed, err = s.store.ClaimHeads(ctx, req)
+			claimed, err = s.store.ClaimHeads(ctx, p.req)
 			return err
 		},
 		func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, wakeUp) })
-	if err != nil || len(claimed) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	return s.claimedBatch(ctx, st, p, claimed[0])
+}
+
+// pendingClaim is the claim of a batch a run decided on (claimBatch): the
+// target it claims for, the request, the events of its heads and the
+// target's host.
+type pendingClaim struct {
+	target *DeliveryTarget
+	req    HeadClaimRequest
+	events map[int64]eventsync.Event
+	host   string
+}
+
+// claimedBatch signs the heads claimed for p into the batch the run
+// sends, and returns nil when none was claimed: the heads were read before
+// the row lock waited for another transaction, which changed them.
+func (s *Deliveries) claimedBatch(ctx context.Context, st *step, p *pendingClaim, claimed []ClaimedHead) (*batch, error) {
+	if len(claimed) == 0 {
+		return nil, nil
 	}
 	// The claim wrote the window, which counts an attempt whose lease ran
 	// out unrecorded; that lease is over, and the batch's begins.
-	t.Lease, t.RateWindow = Lease{DeliveryID: claimed[0].ID, Until: lease}, window
-	b := &batch{target: *t, host: host}
+	t := p.target
+	t.Lease, t.RateWindow = Lease{DeliveryID: claimed[0].ID, Until: p.req.LeaseUntil}, p.req.RateWindow
+	b := &batch{target: *t, host: p.host}
 	for _, head := range claimed {
-		a, err := s.sign(ctx, t, st.c, head, evs[head.EventSeq], now)
+		a, err := s.sign(ctx, t, st.c, head, p.events[head.EventSeq], p.req.Now)
 		if err != nil {
 			return nil, err
 		}
 		b.attempts = append(b.attempts, a)
 	}
 	return b, nil
+}
+
+// claimPending makes the claims the steps sts left pending (claimBatch)
+// with one statement (D-M2-26-77), which travels with their lease
+// wake-ups, and signs each run's batch, the runs concurrently in functions
+// of txn.Together. A run whose heads the claim found changed (read before
+// its row lock waited) reads them again and claims alone, as its claim
+// loop would have.
+func (s *Deliveries) claimPending(ctx context.Context, sts []*step) error {
+	var pending []*pendingClaim
+	var stepsOf []*step
+	for _, st := range sts {
+		st.together = false
+		if st.pending != nil {
+			pending, stepsOf = append(pending, st.pending), append(stepsOf, st)
+			st.pending = nil
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	reqs := make([]HeadClaimRequest, len(pending))
+	var claimed [][]ClaimedHead
+	fns := []func(context.Context) error{func(ctx context.Context) error {
+		var err error
+		claimed, err = s.store.ClaimHeads(ctx, reqs...)
+		return err
+	}}
+	for i, p := range pending {
+		reqs[i] = p.req
+		st := stepsOf[i]
+		fns = append(fns, func(ctx context.Context) error { return s.scheduleWakeUp(ctx, p.target, st, p.req.WakeUpAt) })
+	}
+	if err := txn.Together(ctx, fns...); err != nil {
+		return err
+	}
+	fns = make([]func(context.Context) error, len(pending))
+	for i, p := range pending {
+		st := stepsOf[i]
+		fns[i] = func(ctx context.Context) error {
+			var err error
+			if st.next, err = s.claimedBatch(ctx, st, p, claimed[i]); err != nil || st.next != nil {
+				return err
+			}
+			heads, err := s.store.PendingHeads(ctx, p.target.SubscriptionID, s.opts.BatchMaxDeliveries)
+			if err != nil {
+				return err
+			}
+			st.next, err = s.claim(ctx, p.target, st, heads)
+			return err
+		}
+	}
+	return txn.Together(ctx, fns...)
 }
 
 // wakeUpFor returns when the lease wake-up that a lease of t ending at

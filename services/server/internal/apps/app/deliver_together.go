@@ -171,8 +171,11 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 			return err
 		}
 		fns := make([]func(context.Context) error, len(asks))
+		sts := make([]*step, len(asks))
 		for i, a := range asks {
 			a.st = a.c.begin()
+			a.st.together = true
+			sts[i] = a.st
 			if a.last != nil {
 				fns[i] = func(ctx context.Context) error { return g.s.step(ctx, a.sub, a.st, a.last) }
 				continue
@@ -184,7 +187,10 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 				return nil
 			}
 		}
-		return txn.Together(ctx, fns...)
+		if err := txn.Together(ctx, fns...); err != nil {
+			return err
+		}
+		return g.s.claimPending(ctx, sts)
 	})
 	for _, a := range asks {
 		if err != nil {

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,7 +109,7 @@ func TestDeliverTogetherClaimsInOneUnitOfWork(t *testing.T) {
 	}
 	require.Equal(t, 1, c.count("WebhookSubscriptionLockDeliveryTargets"), "one statement locks all three (D-M2-26-76)")
 	require.Equal(t, 3, c.count("WebhookSubscriptionRecordAttempt"), "then each records")
-	require.Equal(t, 3, c.count("WebhookDeliveryClaimHeads"))
+	require.Equal(t, 1, c.count("WebhookDeliveryClaimHeads"), "one statement claims for all three (D-M2-26-77)")
 	require.Equal(t, 1, c.count("EventListByKeys"), "one read of the three heads' events")
 	_, args := c.last("EventListByKeys")
 	require.Len(t, args[0], 1, "the three heads are one event, read once")
@@ -150,21 +151,30 @@ func TestDeliverTogetherSlowReceiverHoldsBackOnlyItsOwn(t *testing.T) {
 }
 
 // failingFor fails ClaimHeads or RecordAttempt of one subscription, the
-// first n times, or makes ClaimHeads panic.
+// first n times, makes ClaimHeads panic, or answers its claim as one
+// whose heads changed under the lock (stale), claiming nothing for it.
 type failingFor struct {
 	app.DeliveryStore
-	sub                    ids.ID
-	claims, record, panics int32
+	sub                           ids.ID
+	claims, record, panics, stale int32
 }
 
-func (s *failingFor) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
-	if c.SubscriptionID == s.sub && atomic.AddInt32(&s.panics, -1) >= 0 {
+func (s *failingFor) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest) ([][]app.ClaimedHead, error) {
+	mine := slices.IndexFunc(cs, func(c app.HeadClaimRequest) bool { return c.SubscriptionID == s.sub })
+	if mine >= 0 && atomic.AddInt32(&s.panics, -1) >= 0 {
 		panic("injected claim panic")
 	}
-	if c.SubscriptionID == s.sub && atomic.AddInt32(&s.claims, -1) >= 0 {
+	if mine >= 0 && atomic.AddInt32(&s.claims, -1) >= 0 {
 		return nil, errInjected
 	}
-	return s.DeliveryStore.ClaimHeads(ctx, c)
+	if mine >= 0 && atomic.AddInt32(&s.stale, -1) >= 0 {
+		others, err := s.DeliveryStore.ClaimHeads(ctx, slices.Delete(slices.Clone(cs), mine, mine+1)...)
+		if err != nil {
+			return nil, err
+		}
+		return slices.Insert(others, mine, nil), nil
+	}
+	return s.DeliveryStore.ClaimHeads(ctx, cs...)
 }
 
 func (s *failingFor) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
@@ -229,6 +239,18 @@ func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 			require.Equal(t, panics == 1, b.succeeded(t, subs[1]), "%d panics: taken again alone", panics)
 			require.Equal(t, int(panics-1), b.ownJobs(t, subs[1]), "%d panics: a job of its own after the second", panics)
 		}
+	})
+	t.Run("a claim that finds its heads changed", func(t *testing.T) {
+		t.Parallel()
+		b, subs := withThreeFailing(t, &failingFor{stale: 1})
+		require.NoError(t, b.d.DeliverTogether(bg, subs, b.now()))
+		b.recv.wait(t, 3)
+		for _, sub := range subs {
+			require.True(t, b.succeeded(t, sub), "the run read its heads again and claimed alone (D-M2-26-77)")
+			require.Zero(t, b.ownJobs(t, sub))
+			require.Equal(t, 1, b.deliveries(t, sub)[0].Attempt, "claimed once")
+		}
+		require.Len(t, b.recv.requests(), 3, "each sent once")
 	})
 	t.Run("a record that fails once", func(t *testing.T) {
 		t.Parallel()

@@ -75,11 +75,11 @@ type deadlockedClaim struct {
 	claims atomic.Int32
 }
 
-func (s *deadlockedClaim) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+func (s *deadlockedClaim) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest) ([][]app.ClaimedHead, error) {
 	if s.claims.Add(1) == 2 {
 		return nil, &pgconn.PgError{Code: "40P01"}
 	}
-	return s.DeliveryStore.ClaimHeads(ctx, c)
+	return s.DeliveryStore.ClaimHeads(ctx, cs...)
 }
 
 // TestDeliveryMetricsCountARepeatedUnitOfWorkOnce: the unit of work that

@@ -62,18 +62,20 @@ type DeliveryStore interface {
 	// SetSubscriptionState writes a system transition: state, disabled_at
 	// (zero for none) and updated_at = now. The caller holds the row lock.
 	SetSubscriptionState(ctx context.Context, id ids.ID, state apps.SubscriptionState, disabledAt, now time.Time) error
-	// ClaimHeads claims the batch c.Heads (ADR 0088): attempt + 1 for
-	// each, and the subscription takes the lease of the batch
+	// ClaimHeads claims the batch of each of cs (ADR 0088), all with one
+	// statement (D-M2-26-77): attempt + 1 for each head of c.Heads, and
+	// its subscription takes the lease of the batch
 	// (Lease{c.Heads[0], c.LeaseUntil}) and c.RateWindow. The caller holds
-	// the subscription's row lock, under which it read the heads
+	// each subscription's row lock, under which it read the heads
 	// (PendingHeads) and found them due and consecutive from the head, and
-	// has seen no lease in force (DeliveryTarget.Lease). It returns the
-	// claimed heads in seq order, and none when, as the claim finds them,
-	// they are not exactly the subscription's first pending deliveries or
-	// not all due: the read in the statement that took the row lock sees
-	// the rows as they were before the lock waited for another
-	// transaction, so the caller reads them again (PendingHeads).
-	ClaimHeads(ctx context.Context, c HeadClaimRequest) ([]ClaimedHead, error)
+	// has seen no lease in force (DeliveryTarget.Lease). It returns, for
+	// each of cs in order, the claimed heads in seq order, and none when,
+	// as the claim finds them, they are not exactly the subscription's
+	// first pending deliveries or not all due: the read in the statement
+	// that took the row lock sees the rows as they were before the lock
+	// waited for another transaction, so the caller reads them again
+	// (PendingHeads).
+	ClaimHeads(ctx context.Context, cs ...HeadClaimRequest) ([][]ClaimedHead, error)
 	// MarkHeadStalled makes the subscription's head name internal_error
 	// and be due at nextAttemptAt, still pending (D-M2-26-42). It returns
 	// the head's event_seq, and false without a head. The caller holds the

@@ -173,11 +173,11 @@ type nextClaimFails struct {
 
 var errNextClaim = errors.New("injected failure of the next claim")
 
-func (s *nextClaimFails) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+func (s *nextClaimFails) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest) ([][]app.ClaimedHead, error) {
 	if s.claims.Add(1) == 2 {
 		return nil, errNextClaim
 	}
-	return s.DeliveryStore.ClaimHeads(ctx, c)
+	return s.DeliveryStore.ClaimHeads(ctx, cs...)
 }
 
 // TestDeliveryAnswerIsRecordedWhenTheNextClaimFails: the receiver accepted

@@ -246,9 +246,12 @@ func (s *Store) AppFacts(ctx context.Context, principalID ids.ID) (identity.AppF
 	}, true, nil
 }
 
-func nonNil(s []string) []string {
+// nonNil returns s, or an empty slice for nil: a column that is NOT NULL
+// reads as empty rather than nil, and pgx sends a nil slice as NULL
+// instead of an empty array.
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -256,31 +256,53 @@ func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, sta
 	return nil
 }
 
-// ClaimHeads implements app.DeliveryStore.
-func (s *DeliveryStore) ClaimHeads(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
-	if len(c.Heads) == 0 {
-		return nil, errs.Internalf("apps: a claim of no webhook heads")
+// ClaimHeads implements app.DeliveryStore with one statement for any
+// number of claims (D-M2-26-77).
+func (s *DeliveryStore) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest) ([][]app.ClaimedHead, error) {
+	var p db.WebhookDeliveryClaimHeadsParams
+	for i, c := range cs {
+		if len(c.Heads) == 0 {
+			return nil, errs.Internalf("apps: a claim of no webhook heads")
+		}
+		ord := int32(i + 1) // generate_subscripts counts from 1
+		p.SubscriptionIds = append(p.SubscriptionIds, c.SubscriptionID)
+		p.Nows = append(p.Nows, c.Now)
+		p.LeaseDeliveryIds = append(p.LeaseDeliveryIds, c.Heads[0])
+		p.LeaseUntils = append(p.LeaseUntils, c.LeaseUntil)
+		p.HasWakeUps = append(p.HasWakeUps, !c.WakeUpAt.IsZero())
+		p.WakeUpAts = append(p.WakeUpAts, c.WakeUpAt)
+		for _, h := range c.Heads {
+			p.HeadIds, p.HeadOrds = append(p.HeadIds, h), append(p.HeadOrds, ord)
+		}
+		for _, end := range c.RateWindow {
+			p.RateWindowEnds, p.RateWindowOrds = append(p.RateWindowEnds, end), append(p.RateWindowOrds, ord)
+		}
 	}
-	rows, err := s.q(ctx).WebhookDeliveryClaimHeads(ctx, db.WebhookDeliveryClaimHeadsParams{
-		Now: c.Now, Ids: c.Heads, SubscriptionID: c.SubscriptionID, LeaseDeliveryID: c.Heads[0],
-		LeaseUntil: c.LeaseUntil, RateWindow: rateWindowColumn(c.RateWindow), WakeUpAt: pg.NullTime(c.WakeUpAt),
-	})
+	out := make([][]app.ClaimedHead, len(cs))
+	if len(cs) == 0 {
+		return out, nil
+	}
+	p.HeadIds, p.HeadOrds = nonNil(p.HeadIds), nonNil(p.HeadOrds)
+	p.RateWindowEnds, p.RateWindowOrds = nonNil(p.RateWindowEnds), nonNil(p.RateWindowOrds)
+	rows, err := s.q(ctx).WebhookDeliveryClaimHeads(ctx, p)
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: claiming the webhook heads failed")
 	}
-	if len(rows) == 0 {
-		// The heads were read before the lock waited and are no longer
-		// the due ones at the subscription's head.
-		return nil, nil
-	}
-	if len(rows) != len(c.Heads) || rows[0].ID != c.Heads[0] || rows[0].Leased != 1 {
-		return nil, errs.Internalf("apps: the webhook heads changed under the subscription's row lock")
-	}
-	out := make([]app.ClaimedHead, len(rows))
-	for i, r := range rows {
-		out[i] = app.ClaimedHead{ID: r.ID, EventSeq: r.EventSeq, EventID: r.EventID,
+	for _, r := range rows {
+		i := int(r.Ord) - 1
+		if i < 0 || i >= len(cs) || r.Leased != 1 {
+			return nil, errs.Internalf("apps: the webhook heads changed under the subscription's row lock")
+		}
+		out[i] = append(out[i], app.ClaimedHead{ID: r.ID, EventSeq: r.EventSeq, EventID: r.EventID,
 			EventOccurredAt: r.EventOccurredAt.UTC(), Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC(),
-			LeaseUntil: c.LeaseUntil}
+			LeaseUntil: cs[i].LeaseUntil})
+	}
+	for i, claimed := range out {
+		// No row: the heads were read before the lock waited and are no
+		// longer the due ones at the subscription's head.
+		if len(claimed) > 0 && (len(claimed) != len(cs[i].Heads) || claimed[0].ID != cs[i].Heads[0]) {
+			return nil, errs.Internalf("apps: the webhook heads changed under the subscription's row lock")
+		}
 	}
 	return out, nil
 }

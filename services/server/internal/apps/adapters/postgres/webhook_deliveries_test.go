@@ -162,6 +162,15 @@ func lockOne(ctx context.Context, s *postgres.DeliveryStore, sub ids.ID, heads i
 	return locked[0].Target, locked[0].Heads, true, nil
 }
 
+// claimOne claims the batch of c alone, as a run of one subscription does.
+func claimOne(ctx context.Context, s *postgres.DeliveryStore, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+	claimed, err := s.ClaimHeads(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return claimed[0], nil
+}
+
 // TestDeliveryStoreLocksSeveralTargetsInOneStatement (D-M2-26-76): the
 // subscriptions of a shared unit of work are locked with one statement, in
 // the order of their ids, each with its own heads; an id that names no
@@ -201,6 +210,69 @@ func TestDeliveryStoreLocksSeveralTargetsInOneStatement(t *testing.T) {
 	}))
 }
 
+// TestDeliveryStoreClaimsForSeveralSubscriptionsInOneStatement
+// (D-M2-26-77): one statement claims the batches of three subscriptions,
+// each under its own lease, rate window and wake-up; a batch whose heads
+// are not the subscription's first pending ones claims nothing and leaves
+// its subscription as it was, and the others are claimed all the same.
+func TestDeliveryStoreClaimsForSeveralSubscriptionsInOneStatement(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := postgres.NewDeliveryStore(b.db.App)
+	inst := b.install(t, b.app(t, "Tracker"))
+	subs := []ids.ID{b.subscriptionIn(t, inst, apps.SubscriptionActive), b.subscriptionIn(t, inst, apps.SubscriptionActive),
+		b.subscriptionIn(t, inst, apps.SubscriptionActive)}
+	b.pending(t, s, subs[0], 1, 2, 3)
+	b.pending(t, s, subs[1], 1, 2)
+	b.pending(t, s, subs[2], 2)
+	ctx := context.Background()
+	window := webhook.RateWindow{start.Add(-2 * time.Second), start.Add(-time.Second)}
+	var claimed [][]app.ClaimedHead
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		locked, err := s.LockDeliveryTargets(ctx, subs, 2)
+		require.NoError(t, err)
+		heads := map[ids.ID][]app.PendingHead{}
+		for _, l := range locked {
+			heads[l.Target.SubscriptionID] = l.Heads
+		}
+		claimed, err = s.ClaimHeads(ctx,
+			app.HeadClaimRequest{SubscriptionID: subs[0], Heads: idsOf(heads[subs[0]]), Now: start,
+				LeaseUntil: start.Add(time.Minute), RateWindow: window, WakeUpAt: start.Add(2 * time.Minute)},
+			app.HeadClaimRequest{SubscriptionID: subs[1], Heads: idsOf(heads[subs[1]][1:]), Now: start,
+				LeaseUntil: start.Add(time.Minute), WakeUpAt: start.Add(2 * time.Minute)},
+			app.HeadClaimRequest{SubscriptionID: subs[2], Heads: idsOf(heads[subs[2]]), Now: start,
+				LeaseUntil: start.Add(3 * time.Minute)})
+		return err
+	}))
+	require.Len(t, claimed, 3, "a result for each claim, in order")
+	require.Equal(t, []int64{1, 2}, []int64{claimed[0][0].EventSeq, claimed[0][1].EventSeq})
+	require.Empty(t, claimed[1], "seq 2 is not the head of its subscription")
+	require.Len(t, claimed[2], 1)
+	require.Equal(t, 1, claimed[2][0].Attempt)
+	require.True(t, claimed[2][0].LeaseUntil.Equal(start.Add(3*time.Minute)), "each claim under its own lease")
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		locked, err := s.LockDeliveryTargets(ctx, subs, 0)
+		require.NoError(t, err)
+		got := map[ids.ID]app.DeliveryTarget{}
+		for _, l := range locked {
+			got[l.Target.SubscriptionID] = l.Target
+		}
+		require.Equal(t, app.Lease{DeliveryID: claimed[0][0].ID, Until: start.Add(time.Minute)}, got[subs[0]].Lease)
+		require.Equal(t, window, got[subs[0]].RateWindow, "the window of its own claim, in its order")
+		require.True(t, got[subs[0]].WakeUpAt.Equal(start.Add(2*time.Minute)))
+		require.Equal(t, app.Lease{}, got[subs[1]].Lease, "a claim that found stale heads takes no lease")
+		require.Zero(t, got[subs[1]].WakeUpAt, "and names no wake-up")
+		require.Equal(t, app.Lease{DeliveryID: claimed[2][0].ID, Until: start.Add(3 * time.Minute)}, got[subs[2]].Lease)
+		require.Nil(t, got[subs[2]].RateWindow, "a subscription without a limit keeps an empty window")
+		require.Zero(t, got[subs[2]].WakeUpAt, "a claim without a wake-up keeps the one named (none)")
+		return nil
+	}))
+	var attempts int
+	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT sum(attempt) FROM webhook_deliveries WHERE subscription_id = $1`,
+		subs[1]).Scan(&attempts))
+	require.Zero(t, attempts, "the stale claim changed no attempt")
+}
+
 func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -224,15 +296,15 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 		require.Zero(t, target.WakeUpAt, "no wake-up named yet")
 		require.Equal(t, []int64{7, 8}, seqsOf(heads), "the lock names the lowest pending heads, at most as many as asked")
 		require.True(t, heads[0].NextAttemptAt.Equal(start), "with the time each is due")
-		stale, err := s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[1].ID},
+		stale, err := claimOne(ctx, s, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[1].ID},
 			Now: start, LeaseUntil: start.Add(time.Minute)})
 		require.NoError(t, err)
 		require.Empty(t, stale, "heads that are not the first pending ones are not claimed")
-		stale, err = s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[0].ID, heads[1].ID},
+		stale, err = claimOne(ctx, s, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[0].ID, heads[1].ID},
 			Now: start.Add(-time.Second), LeaseUntil: start.Add(time.Minute)})
 		require.NoError(t, err)
 		require.Empty(t, stale, "nor heads that are not due")
-		claimed, err = s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[0].ID, heads[1].ID},
+		claimed, err = claimOne(ctx, s, app.HeadClaimRequest{SubscriptionID: sub, Heads: []ids.ID{heads[0].ID, heads[1].ID},
 			Now: start, LeaseUntil: start.Add(time.Minute), WakeUpAt: start.Add(2 * time.Minute)})
 		return err
 	}))
@@ -310,7 +382,7 @@ func TestDeliveryStoreRecordsABatch(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		claimed, err = s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: idsOf(heads),
+		claimed, err = claimOne(ctx, s, app.HeadClaimRequest{SubscriptionID: sub, Heads: idsOf(heads),
 			Now: start, LeaseUntil: start.Add(time.Minute)})
 		return err
 	}))
@@ -429,7 +501,7 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			claimed, err = s.ClaimHeads(ctx, app.HeadClaimRequest{SubscriptionID: sub, Heads: idsOf(heads),
+			claimed, err = claimOne(ctx, s, app.HeadClaimRequest{SubscriptionID: sub, Heads: idsOf(heads),
 				Now: start, LeaseUntil: start.Add(time.Minute)})
 			return err
 		}))

@@ -13,51 +13,83 @@ import (
 )
 
 const webhookDeliveryClaimHeads = `-- name: WebhookDeliveryClaimHeads :many
-WITH first_pending AS (
-    SELECT h.id, h.next_attempt_at <= $1::timestamptz AS due FROM webhook_deliveries h
-    WHERE h.subscription_id = $2 AND h.status = 'pending'
-    ORDER BY h.event_seq
-    LIMIT cardinality($3::uuid[])
+WITH want AS (
+    SELECT w.ord, w.subscription_id, w.now, w.lease_delivery_id, w.lease_until, w.has_wake_up, w.wake_up_at,
+           (SELECT array_agg(h.id) FROM (
+                SELECT unnest($1::uuid[]) AS id, unnest($2::int[]) AS ord
+            ) AS h WHERE h.ord = w.ord) AS ids
+    FROM (
+        SELECT generate_subscripts($3::uuid[], 1) AS ord,
+               unnest($3::uuid[]) AS subscription_id, unnest($4::timestamptz[]) AS now,
+               unnest($5::uuid[]) AS lease_delivery_id,
+               unnest($6::timestamptz[]) AS lease_until,
+               unnest($7::boolean[]) AS has_wake_up, unnest($8::timestamptz[]) AS wake_up_at
+    ) AS w
 ), fresh AS MATERIALIZED (
-    -- Once per claim: inlined, the planner ran it for every claimed row.
-    SELECT count(*) = cardinality($3::uuid[])
-           AND coalesce(bool_and(f.due AND f.id = ANY($3::uuid[])), false) AS ok
-    FROM first_pending f
+    -- Once per subscription: inlined, the planner ran it for every claimed
+    -- row.
+    SELECT w.ord, w.subscription_id, w.now, w.lease_delivery_id, w.lease_until, w.has_wake_up, w.wake_up_at, w.ids
+    FROM want w
+    CROSS JOIN LATERAL (
+        SELECT count(*) = cardinality(w.ids) AND coalesce(bool_and(f.due AND f.id = ANY(w.ids)), false) AS ok
+        FROM (
+            SELECT p.id, p.next_attempt_at <= w.now AS due FROM webhook_deliveries p
+            WHERE p.subscription_id = w.subscription_id AND p.status = 'pending'
+            ORDER BY p.event_seq
+            LIMIT cardinality(w.ids)
+        ) f
+    ) chk
+    WHERE chk.ok
 ), claimed AS (
+    -- Driven by the parameter @head_ids through the primary key alone,
+    -- whatever the statistics, as the record's update (D-SQ-17): no test
+    -- of subscription_id invites its unique index (subscription_id,
+    -- event_seq) into a BitmapAnd that reads every row of the
+    -- subscription; fresh proved the ids the subscription's.
     UPDATE webhook_deliveries d
-    SET attempt = d.attempt + 1, updated_at = $1
-    FROM fresh
-    -- By the primary key only, as the record's update (D-SQ-17); fresh
-    -- proved the ids the subscription's, so no test of subscription_id
-    -- invites its unique index (subscription_id, event_seq) into a
-    -- BitmapAnd that reads every row of the subscription.
-    WHERE fresh.ok AND d.id = ANY($3::uuid[]) AND coalesce(d.status, '') = 'pending'
-    RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
+    SET attempt = d.attempt + 1,
+        updated_at = ($4::timestamptz[])[($2::int[])[array_position($1::uuid[], d.id)]]
+    WHERE d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND ($2::int[])[array_position($1::uuid[], d.id)] IN (SELECT f.ord FROM fresh f)
+    RETURNING ($2::int[])[array_position($1::uuid[], d.id)] AS ord,
+              d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
-    SET lease_delivery_id = $4, lease_until = $5::timestamptz,
-        rate_window = $6::timestamptz[],
-        wake_up_at = coalesce($7::timestamptz, s.wake_up_at)
-    WHERE s.id = $2 AND EXISTS (SELECT 1 FROM claimed)
-    RETURNING s.id
+    SET lease_delivery_id = f.lease_delivery_id, lease_until = f.lease_until,
+        rate_window = coalesce((
+            SELECT array_agg(r.ends ORDER BY r.at)
+            FROM (
+                SELECT generate_subscripts($9::timestamptz[], 1) AS at,
+                       unnest($10::int[]) AS ord, unnest($9::timestamptz[]) AS ends
+            ) AS r
+            WHERE r.ord = f.ord), '{}'),
+        wake_up_at = CASE WHEN f.has_wake_up THEN f.wake_up_at ELSE s.wake_up_at END
+    FROM fresh f
+    WHERE s.id = ANY($3::uuid[]) AND s.id = f.subscription_id
+      AND EXISTS (SELECT 1 FROM claimed c WHERE c.ord = f.ord)
+    RETURNING f.ord
 )
-SELECT c.id, c.event_seq, c.event_id, c.event_occurred_at, c.attempt, c.created_at,
-       (SELECT count(*) FROM leased)::int AS leased
+SELECT c.ord::int AS ord, c.id, c.event_seq, c.event_id, c.event_occurred_at, c.attempt, c.created_at,
+       (SELECT count(*) FROM leased l WHERE l.ord = c.ord)::int AS leased
 FROM claimed c
-ORDER BY c.event_seq
+ORDER BY c.ord, c.event_seq
 `
 
 type WebhookDeliveryClaimHeadsParams struct {
-	Now             time.Time
-	SubscriptionID  ids.ID
-	Ids             []ids.ID
-	LeaseDeliveryID ids.ID
-	LeaseUntil      time.Time
-	RateWindow      []time.Time
-	WakeUpAt        *time.Time
+	HeadIds          []ids.ID
+	HeadOrds         []int32
+	SubscriptionIds  []ids.ID
+	Nows             []time.Time
+	LeaseDeliveryIds []ids.ID
+	LeaseUntils      []time.Time
+	HasWakeUps       []bool
+	WakeUpAts        []time.Time
+	RateWindowEnds   []time.Time
+	RateWindowOrds   []int32
 }
 
 type WebhookDeliveryClaimHeadsRow struct {
+	Ord             int32
 	ID              ids.ID
 	EventSeq        int64
 	EventID         ids.ID
@@ -67,28 +99,36 @@ type WebhookDeliveryClaimHeadsRow struct {
 	Leased          int32
 }
 
-// Claims the heads @ids (attempt + 1 each), which the caller read under
-// the subscription's row lock, which it still holds, and found due and
+// Claims, for each subscription of @subscription_ids (element i is claim
+// i; its heads are the elements of @head_ids whose @head_ords is i, in seq
+// order), its heads (attempt + 1 each), which the caller read under the
+// subscription's row lock, which it still holds, and found due and
 // consecutive from the subscription's head (ADR 0088); the subscription
-// takes the lease of the batch (lease_delivery_id, the first head, and
-// lease_until) and @rate_window. The heads are claimed only when they are,
-// as this statement sees them, exactly the subscription's first pending
-// rows in seq order and due: a read in the statement that took the row
-// lock sees the rows as they were before the lock waited, so a head
-// another transaction recorded or made pending meanwhile is not claimed
-// from a stale read (no row; the caller reads the heads again). With
-// @wake_up_at the claim also names the lease wake-up the caller inserts in
-// the same unit of work (ADR 0087); NULL keeps the one named. leased is 1
-// when the subscription took the lease.
+// takes the lease of the batch (@lease_delivery_ids, its first head, and
+// @lease_untils) and its rate window (the elements of @rate_window_ends
+// whose @rate_window_ords is i, in their order). One statement claims for
+// every run of a shared unit of work (D-M2-26-77). A subscription's heads
+// are claimed only when they are, as this statement sees them, exactly
+// its first pending rows in seq order and due at its @nows: a read in the
+// statement that took the row lock sees the rows as they were before the
+// lock waited, so a head another transaction recorded or made pending
+// meanwhile is not claimed from a stale read (no row; the caller reads the
+// heads again). Where @has_wake_ups is true the claim also names the lease
+// wake-up (@wake_up_ats) the caller inserts in the same unit of work (ADR
+// 0087); false keeps the one named. leased is 1 when the subscription took
+// the lease.
 func (q *Queries) WebhookDeliveryClaimHeads(ctx context.Context, arg WebhookDeliveryClaimHeadsParams) ([]WebhookDeliveryClaimHeadsRow, error) {
 	rows, err := q.db.Query(ctx, webhookDeliveryClaimHeads,
-		arg.Now,
-		arg.SubscriptionID,
-		arg.Ids,
-		arg.LeaseDeliveryID,
-		arg.LeaseUntil,
-		arg.RateWindow,
-		arg.WakeUpAt,
+		arg.HeadIds,
+		arg.HeadOrds,
+		arg.SubscriptionIds,
+		arg.Nows,
+		arg.LeaseDeliveryIds,
+		arg.LeaseUntils,
+		arg.HasWakeUps,
+		arg.WakeUpAts,
+		arg.RateWindowEnds,
+		arg.RateWindowOrds,
 	)
 	if err != nil {
 		return nil, err
@@ -98,6 +138,7 @@ func (q *Queries) WebhookDeliveryClaimHeads(ctx context.Context, arg WebhookDeli
 	for rows.Next() {
 		var i WebhookDeliveryClaimHeadsRow
 		if err := rows.Scan(
+			&i.Ord,
 			&i.ID,
 			&i.EventSeq,
 			&i.EventID,
