@@ -86,10 +86,12 @@ type step struct {
 	// when the subscription's rate window opens (ADR 0081).
 	rateWait time.Time
 	// together is set while the step runs in a unit of work of several
-	// runs, whose claims wait in pending until claimPending makes them
-	// with one statement (D-M2-26-77).
-	together bool
-	pending  *pendingClaim
+	// runs, whose records wait in recording until recordPending writes
+	// them with one statement (D-M2-26-78), and whose claims wait in
+	// pending until claimPending makes them with one (D-M2-26-77).
+	together  bool
+	recording *pendingRecord
+	pending   *pendingClaim
 	// failures and changes are logged, and tally recorded, after the
 	// commit.
 	failures []failure

@@ -190,6 +190,9 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 		if err := txn.Together(ctx, fns...); err != nil {
 			return err
 		}
+		if err := g.s.recordPending(ctx, sts); err != nil {
+			return err
+		}
 		return g.s.claimPending(ctx, sts)
 	})
 	for _, a := range asks {

@@ -93,22 +93,24 @@ type DeliveryStore interface {
 	// event_seq below belowSeq dead with last_error event_expired and
 	// returns how many there were with their lowest and highest event_seq.
 	ExpirePending(ctx context.Context, subscriptionID ids.ID, belowSeq int64, now time.Time) (Expired, error)
-	// RecordAttempt takes the subscription's row lock as LockDeliveryTargets
-	// does and, in the same round trip, writes the outcomes of a batch's
-	// sent attempts when the subscription's standing and rate are
+	// RecordAttempts records the batches of rs, all with one statement
+	// (D-M2-26-78): for each record it takes the subscription's row lock,
+	// in the order of the subscriptions' ids, and writes the outcomes of
+	// its sent attempts when the subscription's standing and rate are
 	// r.Expected (D-M2-26-68), each while its delivery is still pending
 	// with the claimed attempt, gives the heads the batch did not send
 	// (r.Unsent) their attempt back, and writes the subscription's change
-	// when r.Subscription is set and every outcome was written. It returns
-	// the locked target as it was before the record, whether the
-	// expectation held (false: nothing is written, and the caller computes
-	// the record again from the target), whether the outcomes were written
-	// (false: a row was deleted, redelivered or claimed again, and the
-	// batch's result is discarded) and up to r.NextHeads of the
-	// subscription's other pending deliveries. Whenever the expectation
-	// held, the subscription's lease of the batch is given back. Found is
-	// false, and nothing written, when the subscription is gone.
-	RecordAttempt(ctx context.Context, r AttemptRecord) (Recorded, error)
+	// when r.Subscription is set and every outcome was written. It returns,
+	// for each record in order, the locked target as it was before the
+	// record, whether the expectation held (false: nothing of the record
+	// is written, and the caller computes it again from the target),
+	// whether the outcomes were written (false: a row was deleted,
+	// redelivered or claimed again, and the batch's result is discarded)
+	// and up to r.NextHeads of the subscription's other pending
+	// deliveries. Whenever the expectation held, the subscription's lease
+	// of the batch is given back. Found is false, and nothing of the
+	// record written, when its subscription is gone.
+	RecordAttempts(ctx context.Context, rs ...AttemptRecord) ([]Recorded, error)
 }
 
 // Candidate is a subscription that may receive an event in a round.
@@ -259,12 +261,12 @@ type ClaimedHead struct {
 	LeaseUntil time.Time
 }
 
-// Recorded is the result of RecordAttempt.
+// Recorded is the result of a record of RecordAttempts.
 type Recorded struct {
 	// Found is false when the subscription is gone; the rest is then
 	// zero.
 	Found bool
-	// Target is the subscription as RecordAttempt locked it, before it
+	// Target is the subscription as RecordAttempts locked it, before it
 	// wrote anything.
 	Target DeliveryTarget
 	// AsExpected tells whether the subscription's standing and rate were
@@ -289,7 +291,7 @@ type Expired struct {
 	FirstSeq, LastSeq int64
 }
 
-// AttemptRecord is the record of a batch's sent attempts as RecordAttempt
+// AttemptRecord is the record of a batch's sent attempts as RecordAttempts
 // writes it (ADR 0088).
 type AttemptRecord struct {
 	// SubscriptionID names the subscription; LeaseDeliveryID the delivery

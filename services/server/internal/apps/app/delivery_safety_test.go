@@ -163,7 +163,7 @@ func TestDeliveryConcurrentJobs(t *testing.T) {
 	require.Equal(t, 1, row.Attempt)
 }
 
-// failingStore fails RecordAttempt once, after the receiver answered: a
+// failingStore fails RecordAttempts once, after the receiver answered: a
 // crash between send and record.
 type failingStore struct {
 	app.DeliveryStore
@@ -172,11 +172,11 @@ type failingStore struct {
 
 var errInjected = errors.New("injected record failure")
 
-func (s *failingStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
+func (s *failingStore) RecordAttempts(ctx context.Context, rs ...app.AttemptRecord) ([]app.Recorded, error) {
 	if s.failed.CompareAndSwap(false, true) {
-		return app.Recorded{}, errInjected
+		return nil, errInjected
 	}
-	return s.DeliveryStore.RecordAttempt(ctx, r)
+	return s.DeliveryStore.RecordAttempts(ctx, rs...)
 }
 
 // TestDeliveryCrashAfterSend (plan "duplicate delivery"): the record step
@@ -281,11 +281,13 @@ type failingRecord struct {
 	records atomic.Int32
 }
 
-func (s *failingRecord) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
-	if s.records.Add(1) == s.nth {
-		return app.Recorded{}, errInjected
+func (s *failingRecord) RecordAttempts(ctx context.Context, rs ...app.AttemptRecord) ([]app.Recorded, error) {
+	// A statement that records several batches fails when one of them is
+	// the nth.
+	if n := s.records.Add(int32(len(rs))); n >= s.nth && n-int32(len(rs)) < s.nth {
+		return nil, errInjected
 	}
-	return s.DeliveryStore.RecordAttempt(ctx, r)
+	return s.DeliveryStore.RecordAttempts(ctx, rs...)
 }
 
 // failingRecordOf returns the options of a world whose store fails the

@@ -7,6 +7,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/txn"
 )
 
 // record locks the subscription and writes the outcomes of last, the batch
@@ -31,37 +32,104 @@ import (
 // pending heads the run claims next when the run goes on, and nil when
 // the run ends here (the subscription was deleted during the batch, the
 // result was discarded, the last delivery waits for a retry, the
-// subscription is no longer active or nothing else is pending).
+// subscription is no longer active or nothing else is pending). In a unit
+// of work of several runs (st.together) the computed record waits in
+// st.recording, and recordPending writes it with the others' and goes on
+// from there; record then returns nil.
 func (s *Deliveries) record(ctx context.Context, st *step, last *sentBatch) (*DeliveryTarget, []PendingHead, error) {
-	now := s.now()
-	basis := last.target
-	var sets []webhook.Settlement
-	var rec AttemptRecord
-	var done Recorded
-	for try := 0; ; try++ {
-		var err error
-		if sets, rec, err = s.settle(&basis, last, now); err != nil {
-			return nil, nil, err
+	p, err := s.settle(&last.target, last, s.now())
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.together {
+		// The unit of work records the batches of all its runs with one
+		// statement (recordPending, D-M2-26-78).
+		st.recording = p
+		return nil, nil, nil
+	}
+	done, err := s.store.RecordAttempts(ctx, p.rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.recorded(ctx, st, p, done[0])
+}
+
+// pendingRecord is the record of a run's sent batch, computed (settle)
+// and waiting to be written.
+type pendingRecord struct {
+	last *sentBatch
+	sets []webhook.Settlement
+	rec  AttemptRecord
+}
+
+// recordPending writes the records the steps sts left waiting (record)
+// with one statement (D-M2-26-78), then takes each run on from what its
+// record found, concurrently in functions of txn.Together: a record
+// computed again when its subscription changed, the transitions, and the
+// claim of its next batch.
+func (s *Deliveries) recordPending(ctx context.Context, sts []*step) error {
+	var waiting []*step
+	var recs []AttemptRecord
+	for _, st := range sts {
+		if st.recording != nil {
+			waiting, recs = append(waiting, st), append(recs, st.recording.rec)
 		}
-		if done, err = s.store.RecordAttempt(ctx, rec); err != nil || !done.Found {
-			// A subscription deleted during the batch: its result is
-			// discarded.
-			return nil, nil, err
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	done, err := s.store.RecordAttempts(ctx, recs...)
+	if err != nil {
+		return err
+	}
+	fns := make([]func(context.Context) error, len(waiting))
+	for i, st := range waiting {
+		p := st.recording
+		st.recording = nil
+		fns[i] = func(ctx context.Context) error {
+			t, heads, err := s.recorded(ctx, st, p, done[i])
+			if err != nil || t == nil {
+				return err
+			}
+			st.recorded = true
+			st.next, err = s.claim(ctx, t, st, heads)
+			return err
 		}
-		if done.AsExpected {
-			break
-		}
-		if try > 0 {
-			return nil, nil, errs.Internalf("apps: the webhook subscription changed under its row lock")
-		}
+	}
+	return txn.Together(ctx, fns...)
+}
+
+// recorded takes the run of st on from done, what the record p found and
+// wrote: when the subscription changed after the claim, the record is
+// computed again from the subscription as the record's lock found it and
+// written alone, under that lock. It returns what record returns.
+func (s *Deliveries) recorded(ctx context.Context, st *step, p *pendingRecord, done Recorded) (*DeliveryTarget, []PendingHead, error) {
+	if done.Found && !done.AsExpected {
 		// The subscription changed after the claim; the first statement
 		// took the row lock, so the second finds it as it was read.
-		basis = done.Target
+		basis := done.Target
+		var err error
+		if p, err = s.settle(&basis, p.last, p.rec.Now); err != nil {
+			return nil, nil, err
+		}
+		again, err := s.store.RecordAttempts(ctx, p.rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if done = again[0]; done.Found && !done.AsExpected {
+			return nil, nil, errs.Internalf("apps: the webhook subscription changed under its row lock")
+		}
 	}
+	if !done.Found {
+		// A subscription deleted during the batch: its result is
+		// discarded.
+		return nil, nil, nil
+	}
+	last, sets, rec := p.last, p.sets, p.rec
 	t := &done.Target
 	t.RateWindow = rec.RateWindow
 	if t.Lease.DeliveryID == rec.LeaseDeliveryID {
-		// RecordAttempt gave the lease back, also for a discarded result.
+		// RecordAttempts gave the lease back, also for a discarded result.
 		t.Lease = Lease{}
 	}
 	if !done.Written {
@@ -76,7 +144,7 @@ func (s *Deliveries) record(ctx context.Context, st *step, last *sentBatch) (*De
 			st.transitioned(tr)
 		}
 		o, a := rec.Outcomes[i], last.sent[i]
-		st.tally.finished(o.Status, o.LastError, a.head.EventOccurredAt, now)
+		st.tally.finished(o.Status, o.LastError, a.head.EventOccurredAt, rec.Now)
 		if o.Status != apps.DeliverySucceeded {
 			st.failed(failure{subscriptionID: t.SubscriptionID, seq: a.head.EventSeq,
 				eventType: a.eventType, reason: o.LastError, host: last.host})
@@ -101,7 +169,7 @@ func (s *Deliveries) record(ctx context.Context, st *step, last *sentBatch) (*De
 // settle computes the record of last from basis, the subscription as the
 // record expects to find it: webhook.Settle for each sent attempt in
 // order, each from the standing the one before left.
-func (s *Deliveries) settle(basis *DeliveryTarget, last *sentBatch, now time.Time) ([]webhook.Settlement, AttemptRecord, error) {
+func (s *Deliveries) settle(basis *DeliveryTarget, last *sentBatch, now time.Time) (*pendingRecord, error) {
 	rec := AttemptRecord{
 		SubscriptionID: basis.SubscriptionID, LeaseDeliveryID: last.target.Lease.DeliveryID,
 		Unsent: last.unsent, Now: now, RateWindow: basis.RateWindow, NextHeads: s.opts.BatchMaxDeliveries,
@@ -117,7 +185,7 @@ func (s *Deliveries) settle(basis *DeliveryTarget, last *sentBatch, now time.Tim
 			StatusCode: a.res.StatusCode, RetryAfter: a.res.RetryAfter, TransportErr: a.err,
 		}, standing, policy, now, s.rnd)
 		if err != nil {
-			return nil, AttemptRecord{}, err
+			return nil, err
 		}
 		standing = set.Standing
 		sets = append(sets, set)
@@ -140,5 +208,5 @@ func (s *Deliveries) settle(basis *DeliveryTarget, last *sentBatch, now time.Tim
 		change.State, change.DisabledAt, change.ConsecutiveFailures = standing.State, standing.DisabledAt, standing.ConsecutiveFailures
 		rec.Subscription = change
 	}
-	return sets, rec, nil
+	return &pendingRecord{last: last, sets: sets, rec: rec}, nil
 }

@@ -168,12 +168,12 @@ func (s *DeliveryStore) PendingHeads(ctx context.Context, subscriptionID ids.ID,
 }
 
 // lockedTarget is a row of WebhookSubscriptionLockDeliveryTargets, or the
-// part of a row of WebhookSubscriptionRecordAttempt that names the locked
+// part of a row of WebhookSubscriptionRecordAttempts that names the locked
 // subscription and its next heads (recordedTarget).
 type lockedTarget db.WebhookSubscriptionLockDeliveryTargetsRow
 
 // recordedTarget is the locked subscription and the next heads of r.
-func recordedTarget(r db.WebhookSubscriptionRecordAttemptRow) lockedTarget {
+func recordedTarget(r db.WebhookSubscriptionRecordAttemptsRow) lockedTarget {
 	return lockedTarget{
 		ID: r.ID, State: r.State, Url: r.Url, EventTypes: r.EventTypes,
 		HmacEnabled: r.HmacEnabled, HmacGeneration: r.HmacGeneration, HmacRotatedAt: r.HmacRotatedAt,
@@ -343,59 +343,83 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 	return app.Expired{Count: int(r.Expired), FirstSeq: r.FirstSeq, LastSeq: r.LastSeq}, nil
 }
 
-// RecordAttempt implements app.DeliveryStore: the lock and the record are
-// one statement (D-M2-26-68), whatever the batch's size (ADR 0088).
-func (s *DeliveryStore) RecordAttempt(ctx context.Context, r app.AttemptRecord) (app.Recorded, error) {
-	e := r.Expected
-	p := db.WebhookSubscriptionRecordAttemptParams{
-		ID:                        r.SubscriptionID,
-		ExpectState:               string(e.Standing.State),
-		ExpectConsecutiveFailures: int32(e.Standing.ConsecutiveFailures),
-		ExpectDisabledAt:          pg.NullTime(e.Standing.DisabledAt),
-		ExpectMaxPerSecond:        int32(e.MaxPerSecond),
-		ExpectRateWindow:          rateWindowColumn(e.RateWindow),
-		Now:                       r.Now,
-		LeaseDeliveryID:           r.LeaseDeliveryID,
-		RateWindow:                rateWindowColumn(r.RateWindow),
-		NextHeads:                 int32(min(r.NextHeads, maxInt32)),
-		DeliveryIds:               make([]ids.ID, 0, len(r.Outcomes)),
-		UnsentIds:                 make([]ids.ID, 0, len(r.Unsent)),
-		UnsentAttempts:            make([]int32, 0, len(r.Unsent)),
+// RecordAttempts implements app.DeliveryStore: the locks and the records
+// of any number of subscriptions are one statement (D-M2-26-68,
+// D-M2-26-78), whatever the batches' sizes (ADR 0088).
+func (s *DeliveryStore) RecordAttempts(ctx context.Context, rs ...app.AttemptRecord) ([]app.Recorded, error) {
+	out := make([]app.Recorded, len(rs))
+	if len(rs) == 0 {
+		return out, nil
 	}
-	for _, o := range r.Outcomes {
-		p.DeliveryIds = append(p.DeliveryIds, o.DeliveryID)
-		p.Attempts = append(p.Attempts, int32(o.Attempt))
-		p.StoredAttempts = append(p.StoredAttempts, int32(o.StoredAttempt))
-		p.Statuses = append(p.Statuses, string(o.Status))
-		p.NextAttemptAts = append(p.NextAttemptAts, o.NextAttemptAt)
-		p.LastErrors = append(p.LastErrors, string(o.LastError))
-		p.ResponseCodes = append(p.ResponseCodes, int32(o.ResponseCode))
-		p.DeliveredAts = append(p.DeliveredAts, o.DeliveredAt)
+	var p db.WebhookSubscriptionRecordAttemptsParams
+	for i, r := range rs {
+		ord := int32(i + 1) // generate_subscripts counts from 1
+		e := r.Expected
+		p.NextHeads = max(p.NextHeads, int32(min(r.NextHeads, maxInt32)))
+		p.Ids = append(p.Ids, r.SubscriptionID)
+		p.ExpectStates = append(p.ExpectStates, string(e.Standing.State))
+		p.ExpectConsecutiveFailures = append(p.ExpectConsecutiveFailures, int32(e.Standing.ConsecutiveFailures))
+		p.ExpectHasDisabledAts = append(p.ExpectHasDisabledAts, !e.Standing.DisabledAt.IsZero())
+		p.ExpectDisabledAts = append(p.ExpectDisabledAts, e.Standing.DisabledAt)
+		p.ExpectMaxPerSeconds = append(p.ExpectMaxPerSeconds, int32(e.MaxPerSecond))
+		for _, end := range e.RateWindow {
+			p.ExpectRateWindowEnds, p.ExpectRateWindowOrds = append(p.ExpectRateWindowEnds, end), append(p.ExpectRateWindowOrds, ord)
+		}
+		p.Nows = append(p.Nows, r.Now)
+		p.LeaseDeliveryIds = append(p.LeaseDeliveryIds, r.LeaseDeliveryID)
+		for _, end := range r.RateWindow {
+			p.RateWindowEnds, p.RateWindowOrds = append(p.RateWindowEnds, end), append(p.RateWindowOrds, ord)
+		}
+		for _, o := range r.Outcomes {
+			p.DeliveryIds, p.DeliveryOrds = append(p.DeliveryIds, o.DeliveryID), append(p.DeliveryOrds, ord)
+			p.Attempts = append(p.Attempts, int32(o.Attempt))
+			p.StoredAttempts = append(p.StoredAttempts, int32(o.StoredAttempt))
+			p.Statuses = append(p.Statuses, string(o.Status))
+			p.NextAttemptAts = append(p.NextAttemptAts, o.NextAttemptAt)
+			p.LastErrors = append(p.LastErrors, string(o.LastError))
+			p.ResponseCodes = append(p.ResponseCodes, int32(o.ResponseCode))
+			p.DeliveredAts = append(p.DeliveredAts, o.DeliveredAt)
+		}
+		for _, h := range r.Unsent {
+			p.UnsentIds, p.UnsentOrds = append(p.UnsentIds, h.ID), append(p.UnsentOrds, ord)
+			p.UnsentAttempts = append(p.UnsentAttempts, int32(h.Attempt))
+		}
+		c := r.Subscription
+		if c == nil {
+			c = &app.SubscriptionChange{}
+		}
+		p.ChangeSubscriptions = append(p.ChangeSubscriptions, r.Subscription != nil)
+		p.States = append(p.States, string(c.State))
+		p.HasDisabledAts = append(p.HasDisabledAts, !c.DisabledAt.IsZero())
+		p.DisabledAts = append(p.DisabledAts, c.DisabledAt)
+		p.ConsecutiveFailures = append(p.ConsecutiveFailures, int32(c.ConsecutiveFailures))
+		p.DeliveredSeqs = append(p.DeliveredSeqs, c.DeliveredSeq)
+		p.SigningKeyKids = append(p.SigningKeyKids, c.SigningKeyKID)
 	}
-	for _, h := range r.Unsent {
-		p.UnsentIds = append(p.UnsentIds, h.ID)
-		p.UnsentAttempts = append(p.UnsentAttempts, int32(h.Attempt))
-	}
-	if c := r.Subscription; c != nil {
-		p.ChangeSubscription = true
-		p.State, p.DisabledAt = string(c.State), pg.NullTime(c.DisabledAt)
-		p.ConsecutiveFailures, p.DeliveredSeq = int32(c.ConsecutiveFailures), c.DeliveredSeq
-		p.SigningKeyKid = nullString(c.SigningKeyKID)
-	}
+	p.ExpectRateWindowEnds, p.ExpectRateWindowOrds = nonNil(p.ExpectRateWindowEnds), nonNil(p.ExpectRateWindowOrds)
+	p.RateWindowEnds, p.RateWindowOrds = nonNil(p.RateWindowEnds), nonNil(p.RateWindowOrds)
+	p.DeliveryIds, p.DeliveryOrds, p.Attempts = nonNil(p.DeliveryIds), nonNil(p.DeliveryOrds), nonNil(p.Attempts)
+	p.StoredAttempts, p.Statuses, p.NextAttemptAts = nonNil(p.StoredAttempts), nonNil(p.Statuses), nonNil(p.NextAttemptAts)
+	p.LastErrors, p.ResponseCodes, p.DeliveredAts = nonNil(p.LastErrors), nonNil(p.ResponseCodes), nonNil(p.DeliveredAts)
+	p.UnsentIds, p.UnsentOrds, p.UnsentAttempts = nonNil(p.UnsentIds), nonNil(p.UnsentOrds), nonNil(p.UnsentAttempts)
 	q, err := s.locked(ctx)
 	if err != nil {
-		return app.Recorded{}, err
+		return nil, err
 	}
-	row, err := q.WebhookSubscriptionRecordAttempt(ctx, p)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return app.Recorded{}, nil
-	}
+	rows, err := q.WebhookSubscriptionRecordAttempts(ctx, p)
 	if err != nil {
-		return app.Recorded{}, errs.Wrap(err, "apps: recording the webhook attempts failed")
+		return nil, errs.Wrap(err, "apps: recording the webhook attempts failed")
 	}
-	locked := recordedTarget(row)
-	return app.Recorded{Found: true, Target: locked.target(), AsExpected: row.AsExpected,
-		Written: len(r.Outcomes) > 0 && int(row.Recorded) == len(r.Outcomes), Next: locked.nextHeads()}, nil
+	for _, row := range rows {
+		i := int(row.Ord) - 1
+		if i < 0 || i >= len(rs) {
+			return nil, errs.Internalf("apps: a webhook record answered for no record")
+		}
+		locked := recordedTarget(row)
+		out[i] = app.Recorded{Found: true, Target: locked.target(), AsExpected: row.AsExpected,
+			Written: len(rs[i].Outcomes) > 0 && int(row.Recorded) == len(rs[i].Outcomes), Next: locked.nextHeads()}
+	}
+	return out, nil
 }
 
 // rateWindowOf maps the column rate_window to the domain's window, in UTC;

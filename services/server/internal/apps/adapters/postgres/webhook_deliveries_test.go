@@ -49,13 +49,15 @@ func (b *testBundle) pending(t *testing.T, s *postgres.DeliveryStore, sub ids.ID
 	require.Equal(t, want, got, "the rows of several events go in one insert")
 }
 
-// record runs s.RecordAttempt(rec) in a unit of work of its own.
+// record runs s.RecordAttempts(rec) in a unit of work of its own.
 func (b *testBundle) record(t *testing.T, s *postgres.DeliveryStore, rec app.AttemptRecord) app.Recorded {
 	t.Helper()
 	var done app.Recorded
 	require.NoError(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
-		var err error
-		done, err = s.RecordAttempt(ctx, rec)
+		recorded, err := s.RecordAttempts(ctx, rec)
+		if err == nil {
+			done = recorded[0]
+		}
 		return err
 	}))
 	return done
@@ -273,6 +275,79 @@ func TestDeliveryStoreClaimsForSeveralSubscriptionsInOneStatement(t *testing.T) 
 	require.Zero(t, attempts, "the stale claim changed no attempt")
 }
 
+// TestDeliveryStoreRecordsSeveralSubscriptionsInOneStatement
+// (D-M2-26-78): one statement records the batches of two subscriptions and
+// answers a third that is gone: the record whose expectation holds is
+// written with its subscription's change and gives its lease back; the
+// other writes nothing, its lease stays; each answer in the order of the
+// records.
+func TestDeliveryStoreRecordsSeveralSubscriptionsInOneStatement(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := postgres.NewDeliveryStore(b.db.App)
+	inst := b.install(t, b.app(t, "Tracker"))
+	first, second := b.subscriptionIn(t, inst, apps.SubscriptionActive), b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	b.pending(t, s, first, 1, 2)
+	b.pending(t, s, second, 1)
+	ctx := context.Background()
+	var claimed [][]app.ClaimedHead
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		locked, err := s.LockDeliveryTargets(ctx, []ids.ID{first, second}, 1)
+		require.NoError(t, err)
+		heads := map[ids.ID][]app.PendingHead{}
+		for _, l := range locked {
+			heads[l.Target.SubscriptionID] = l.Heads
+		}
+		claimed, err = s.ClaimHeads(ctx,
+			app.HeadClaimRequest{SubscriptionID: first, Heads: idsOf(heads[first]), Now: start, LeaseUntil: start.Add(time.Minute)},
+			app.HeadClaimRequest{SubscriptionID: second, Heads: idsOf(heads[second]), Now: start, LeaseUntil: start.Add(time.Minute)})
+		return err
+	}))
+	active := app.RecordBasis{Standing: webhook.Standing{State: apps.SubscriptionActive}}
+	recordOf := func(sub ids.ID, head app.ClaimedHead, expected app.RecordBasis) app.AttemptRecord {
+		return app.AttemptRecord{SubscriptionID: sub, LeaseDeliveryID: head.ID, Now: start, NextHeads: 5, Expected: expected,
+			Outcomes: []app.AttemptOutcome{{DeliveryID: head.ID, Attempt: 1, StoredAttempt: 1,
+				Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 204}},
+			Subscription: &app.SubscriptionChange{State: apps.SubscriptionActive, DeliveredSeq: head.EventSeq, SigningKeyKID: "kid-2"}}
+	}
+	paused := active
+	paused.Standing.State = apps.SubscriptionPaused
+	var done []app.Recorded
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		var err error
+		done, err = s.RecordAttempts(ctx, recordOf(second, claimed[1][0], paused), app.AttemptRecord{SubscriptionID: ids.New()},
+			recordOf(first, claimed[0][0], active))
+		return err
+	}))
+	require.Len(t, done, 3)
+	require.True(t, done[0].Found)
+	require.False(t, done[0].AsExpected, "the record expected a paused subscription")
+	require.False(t, done[0].Written)
+	require.Equal(t, second, done[0].Target.SubscriptionID)
+	require.False(t, done[1].Found, "no such subscription")
+	require.True(t, done[2].AsExpected)
+	require.True(t, done[2].Written)
+	require.Equal(t, first, done[2].Target.SubscriptionID)
+	require.Equal(t, []int64{2}, seqsOf(done[2].Next), "seq 2 of the first subscription is still pending")
+	require.Empty(t, done[0].Next, "the second has none left besides the one it sent")
+	var leases []bool
+	var kids []string
+	rows, err := b.db.App.Query(ctx, `SELECT lease_delivery_id IS NOT NULL, signing_key_kid FROM webhook_subscriptions
+		WHERE id = ANY($1) ORDER BY array_position($1, id)`, []ids.ID{first, second})
+	require.NoError(t, err)
+	for rows.Next() {
+		var leased bool
+		var kid string
+		require.NoError(t, rows.Scan(&leased, &kid))
+		leases, kids = append(leases, leased), append(kids, kid)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []bool{false, true}, leases, "the written record gave its lease back, the other kept it")
+	require.Equal(t, "kid-2", kids[0], "the change of the written record")
+	require.NotEqual(t, "kid-2", kids[1])
+	require.Equal(t, 1, b.attemptOf(t, claimed[1][0].ID), "the unwritten delivery keeps its claimed attempt")
+}
+
 func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -320,7 +395,7 @@ func TestDeliveryStoreClaimAndRecord(t *testing.T) {
 		return err
 	}))
 
-	_, err = s.RecordAttempt(ctx, app.AttemptRecord{SubscriptionID: sub})
+	_, err = s.RecordAttempts(ctx, app.AttemptRecord{SubscriptionID: sub})
 	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "the record locks, so it needs a unit of work")
 	outcome := app.AttemptOutcome{DeliveryID: head.ID, Attempt: 2, StoredAttempt: 2,
 		Status: apps.DeliverySucceeded, DeliveredAt: start, ResponseCode: 200}

@@ -722,25 +722,50 @@ func (q *Queries) WebhookSubscriptionLockLive(ctx context.Context) ([]WebhookSub
 	return items, nil
 }
 
-const webhookSubscriptionRecordAttempt = `-- name: WebhookSubscriptionRecordAttempt :one
-WITH target AS (
+const webhookSubscriptionRecordAttempts = `-- name: WebhookSubscriptionRecordAttempts :many
+WITH rec AS (
+    SELECT generate_subscripts($3::uuid[], 1) AS ord, unnest($3::uuid[]) AS id,
+           unnest($4::text[]) AS expect_state,
+           unnest($5::int[]) AS expect_consecutive_failures,
+           unnest($6::boolean[]) AS expect_has_disabled_at,
+           unnest($7::timestamptz[]) AS expect_disabled_at,
+           unnest($8::int[]) AS expect_max_per_second,
+           unnest($9::timestamptz[]) AS now,
+           unnest($10::uuid[]) AS lease_delivery_id,
+           unnest($11::boolean[]) AS change_subscription,
+           unnest($12::text[]) AS state,
+           unnest($13::boolean[]) AS has_disabled_at,
+           unnest($14::timestamptz[]) AS disabled_at,
+           unnest($15::int[]) AS consecutive_failures,
+           unnest($16::bigint[]) AS delivered_seq,
+           unnest($17::text[]) AS signing_key_kid
+), target AS (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
            s.max_per_second, s.rate_window, s.wake_up_at,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
-           i.event_subscriptions, a.principal_id,
-           coalesce(s.state = $3::text
-            AND s.consecutive_failures = $4::int
-            AND s.disabled_at IS NOT DISTINCT FROM $5::timestamptz
-            AND coalesce(s.max_per_second, 0) = $6::int
-            AND s.rate_window = $7::timestamptz[], false)::boolean AS as_expected
+           i.event_subscriptions, a.principal_id, r.ord,
+           coalesce(s.state = r.expect_state
+            AND s.consecutive_failures = r.expect_consecutive_failures
+            AND s.disabled_at IS NOT DISTINCT FROM (CASE WHEN r.expect_has_disabled_at THEN r.expect_disabled_at END)
+            AND coalesce(s.max_per_second, 0) = r.expect_max_per_second
+            AND s.rate_window = coalesce((
+                SELECT array_agg(w.ends ORDER BY w.at)
+                FROM (
+                    SELECT generate_subscripts($18::timestamptz[], 1) AS at,
+                           unnest($19::int[]) AS ord,
+                           unnest($18::timestamptz[]) AS ends
+                ) AS w
+                WHERE w.ord = r.ord), '{}'), false)::boolean AS as_expected
     FROM webhook_subscriptions s
     JOIN app_installations i ON i.id = s.app_installation_id
     JOIN apps a ON a.id = i.app_id
-    WHERE s.id = $8
+    JOIN rec r ON r.id = s.id
+    WHERE s.id = ANY($3::uuid[])
+    ORDER BY s.id
     FOR NO KEY UPDATE OF s
 ), delivery AS (
-    -- The arrays hold one element per sent delivery of the batch, in seq
+    -- The arrays hold one element per sent delivery, each record's in seq
     -- order; a row finds its element by its id (array_position). The rows
     -- are found through the primary key (= ANY): the status is tested as
     -- coalesce(status, '') so that the partial index of the pending rows
@@ -748,58 +773,74 @@ WITH target AS (
     -- stale statistics the planner combined with the key (BitmapAnd) and
     -- read every pending row of the table (D-SQ-17).
     UPDATE webhook_deliveries d
-    SET status = ($9::text[])[array_position($1::uuid[], d.id)],
-        attempt = ($10::int[])[array_position($1::uuid[], d.id)],
-        next_attempt_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
-                               THEN ($11::timestamptz[])[array_position($1::uuid[], d.id)] END,
-        last_error = nullif(($12::text[])[array_position($1::uuid[], d.id)], ''),
-        response_code = nullif(($13::int[])[array_position($1::uuid[], d.id)], 0),
-        delivered_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'succeeded'
-                            THEN ($14::timestamptz[])[array_position($1::uuid[], d.id)] END,
-        updated_at = $15,
-        finished_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
-                           THEN NULL ELSE $15::timestamptz END
-    FROM target
-    WHERE target.as_expected
-      AND d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND d.attempt = ($16::int[])[array_position($1::uuid[], d.id)]
-    RETURNING d.id
+    SET status = ($20::text[])[array_position($1::uuid[], d.id)],
+        attempt = ($21::int[])[array_position($1::uuid[], d.id)],
+        next_attempt_at = CASE WHEN ($20::text[])[array_position($1::uuid[], d.id)] = 'pending'
+                               THEN ($22::timestamptz[])[array_position($1::uuid[], d.id)] END,
+        last_error = nullif(($23::text[])[array_position($1::uuid[], d.id)], ''),
+        response_code = nullif(($24::int[])[array_position($1::uuid[], d.id)], 0),
+        delivered_at = CASE WHEN ($20::text[])[array_position($1::uuid[], d.id)] = 'succeeded'
+                            THEN ($25::timestamptz[])[array_position($1::uuid[], d.id)] END,
+        updated_at = ($9::timestamptz[])[($26::int[])[array_position($1::uuid[], d.id)]],
+        finished_at = CASE WHEN ($20::text[])[array_position($1::uuid[], d.id)] = 'pending'
+                           THEN NULL
+                           ELSE ($9::timestamptz[])[($26::int[])[array_position($1::uuid[], d.id)]] END
+    WHERE d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = ($27::int[])[array_position($1::uuid[], d.id)]
+      AND ($26::int[])[array_position($1::uuid[], d.id)] IN (SELECT t.ord FROM target t WHERE t.as_expected)
+    RETURNING ($26::int[])[array_position($1::uuid[], d.id)] AS ord
 ), given_back AS (
     UPDATE webhook_deliveries d
-    SET attempt = d.attempt - 1, updated_at = $15
-    FROM target
-    WHERE target.as_expected
-      AND d.id = ANY($17::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND d.attempt = ($18::int[])[array_position($17::uuid[], d.id)]
+    SET attempt = d.attempt - 1,
+        updated_at = ($9::timestamptz[])[($28::int[])[array_position($29::uuid[], d.id)]]
+    WHERE d.id = ANY($29::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = ($30::int[])[array_position($29::uuid[], d.id)]
+      AND ($28::int[])[array_position($29::uuid[], d.id)] IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
 ), outcome AS (
-    SELECT count(*) > 0 AND count(*) = cardinality($1::uuid[]) AS recorded FROM delivery
+    -- A record is written when every delivery it sent was.
+    SELECT t.id, r.ord, r.now, r.lease_delivery_id, r.change_subscription, r.state, r.has_disabled_at,
+           r.disabled_at, r.consecutive_failures, r.delivered_seq, r.signing_key_kid,
+           coalesce((SELECT count(*) FROM delivery x WHERE x.ord = t.ord) > 0
+                    AND (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)
+                        = (SELECT count(*) FROM (SELECT unnest($26::int[]) AS ord) AS o WHERE o.ord = t.ord),
+                    false) AS recorded
+    FROM target t
+    JOIN rec r ON r.ord = t.ord
+    WHERE t.as_expected
 ), subscription AS (
     UPDATE webhook_subscriptions s
-    SET state = CASE WHEN o.recorded AND $19::boolean THEN $20::text ELSE s.state END,
-        disabled_at = CASE WHEN o.recorded AND $19::boolean THEN $21::timestamptz ELSE s.disabled_at END,
-        consecutive_failures = CASE WHEN o.recorded AND $19::boolean THEN $22::int ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND $19::boolean AND $23::bigint > 0
-                                  THEN GREATEST(s.last_delivered_seq, $23::bigint)
+    SET state = CASE WHEN o.recorded AND o.change_subscription THEN o.state ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND o.change_subscription
+                           THEN (CASE WHEN o.has_disabled_at THEN o.disabled_at END) ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND o.change_subscription
+                                    THEN o.consecutive_failures ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND o.change_subscription AND o.delivered_seq > 0
+                                  THEN GREATEST(s.last_delivered_seq, o.delivered_seq)
                                   ELSE s.last_delivered_seq END,
-        signing_key_kid = CASE WHEN o.recorded AND $19::boolean
-                               THEN coalesce($24::text, s.signing_key_kid)
+        signing_key_kid = CASE WHEN o.recorded AND o.change_subscription
+                               THEN coalesce(nullif(o.signing_key_kid, ''), s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = $25 THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = $25 THEN NULL ELSE s.lease_until END,
-        rate_window = $26::timestamptz[],
-        updated_at = CASE WHEN o.recorded AND $19::boolean THEN $15 ELSE s.updated_at END
-    FROM outcome o, target
-    WHERE target.as_expected AND s.id = target.id
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = o.lease_delivery_id THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = o.lease_delivery_id THEN NULL ELSE s.lease_until END,
+        rate_window = coalesce((
+            SELECT array_agg(w.ends ORDER BY w.at)
+            FROM (
+                SELECT generate_subscripts($31::timestamptz[], 1) AS at,
+                       unnest($32::int[]) AS ord, unnest($31::timestamptz[]) AS ends
+            ) AS w
+            WHERE w.ord = o.ord), '{}'),
+        updated_at = CASE WHEN o.recorded AND o.change_subscription THEN o.now ELSE s.updated_at END
+    FROM outcome o
+    WHERE s.id = ANY($3::uuid[]) AND s.id = o.id
     RETURNING s.id
 )
 SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
        t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
        t.max_per_second, t.rate_window, t.wake_up_at,
        t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
-       t.event_subscriptions, t.principal_id, t.as_expected,
-       (SELECT count(*) FROM delivery)::int AS recorded,
-       (SELECT count(*) FROM subscription)::int AS subscriptions,
+       t.event_subscriptions, t.principal_id, t.as_expected, t.ord::int AS ord,
+       (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)::int AS recorded,
        nxt.ids::uuid[] AS next_ids,
        nxt.seqs::bigint[] AS next_event_seqs,
        nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
@@ -817,38 +858,45 @@ CROSS JOIN LATERAL (
         LIMIT $2::int
     ) p
 ) nxt
+ORDER BY t.ord
 `
 
-type WebhookSubscriptionRecordAttemptParams struct {
+type WebhookSubscriptionRecordAttemptsParams struct {
 	DeliveryIds               []ids.ID
 	NextHeads                 int32
-	ExpectState               string
-	ExpectConsecutiveFailures int32
-	ExpectDisabledAt          *time.Time
-	ExpectMaxPerSecond        int32
-	ExpectRateWindow          []time.Time
-	ID                        ids.ID
+	Ids                       []ids.ID
+	ExpectStates              []string
+	ExpectConsecutiveFailures []int32
+	ExpectHasDisabledAts      []bool
+	ExpectDisabledAts         []time.Time
+	ExpectMaxPerSeconds       []int32
+	Nows                      []time.Time
+	LeaseDeliveryIds          []ids.ID
+	ChangeSubscriptions       []bool
+	States                    []string
+	HasDisabledAts            []bool
+	DisabledAts               []time.Time
+	ConsecutiveFailures       []int32
+	DeliveredSeqs             []int64
+	SigningKeyKids            []string
+	ExpectRateWindowEnds      []time.Time
+	ExpectRateWindowOrds      []int32
 	Statuses                  []string
 	StoredAttempts            []int32
 	NextAttemptAts            []time.Time
 	LastErrors                []string
 	ResponseCodes             []int32
 	DeliveredAts              []time.Time
-	Now                       time.Time
+	DeliveryOrds              []int32
 	Attempts                  []int32
+	UnsentOrds                []int32
 	UnsentIds                 []ids.ID
 	UnsentAttempts            []int32
-	ChangeSubscription        bool
-	State                     string
-	DisabledAt                *time.Time
-	ConsecutiveFailures       int32
-	DeliveredSeq              int64
-	SigningKeyKid             *string
-	LeaseDeliveryID           ids.ID
-	RateWindow                []time.Time
+	RateWindowEnds            []time.Time
+	RateWindowOrds            []int32
 }
 
-type WebhookSubscriptionRecordAttemptRow struct {
+type WebhookSubscriptionRecordAttemptsRow struct {
 	ID                   ids.ID
 	State                string
 	Url                  string
@@ -870,98 +918,125 @@ type WebhookSubscriptionRecordAttemptRow struct {
 	EventSubscriptions   []string
 	PrincipalID          ids.ID
 	AsExpected           bool
+	Ord                  int32
 	Recorded             int32
-	Subscriptions        int32
 	NextIds              []ids.ID
 	NextEventSeqs        []int64
 	NextEventOccurredAts []time.Time
 	NextAttemptAts       []time.Time
 }
 
-// Locks the subscription (FOR NO KEY UPDATE OF s) and records the sent
-// attempts of a batch (D-M2-26-68, ADR 0088) in the same statement, so the
-// record costs one round trip. It returns what a delivery needs of the
-// subscription, its installation and its app principal, as they were
+// Records the sent attempts of the batches of one or more subscriptions
+// (D-M2-26-68, ADR 0088) with one statement (D-M2-26-78): record i (the
+// elements i of @ids and of every other array of one element per record)
+// locks the subscription @ids[i] (FOR NO KEY UPDATE OF s, in the order of
+// the ids) and records its deliveries, the elements of the per-delivery
+// arrays whose @delivery_ords is i, and gives back its unsent heads, the
+// elements of @unsent_ids whose @unsent_ords is i. It returns for each
+// subscription that still exists with an installation what a delivery
+// needs of it, its installation and its app principal, as they were
 // before this statement wrote anything, with up to @next_heads of its
-// pending rows in seq order (next_*), the heads a run claims next, leaving
-// out the rows @delivery_ids. No row: no such subscription, or one without
-// an installation.
+// pending rows in seq order (next_*), the heads a run claims next,
+// leaving out the rows @delivery_ids, and its ord (i).
 //
-// It writes only when the subscription's standing and rate are what the
-// caller computed the record from (as_expected; otherwise nothing is
-// written and the caller computes the record again from the returned
-// row, under the lock this statement took); each delivery only while it
-// is still pending with its claimed attempt (stored_attempt is what the
-// row keeps: the claimed attempt, or one less when no request left); the
-// claimed heads the batch did not send (@unsent_ids) get their attempt
-// back; the subscription's change when change_subscription and every sent
-// delivery was recorded; in any case the lease of the batch
-// (@lease_delivery_id) given back (also when a delivery was deleted or
-// redelivered meanwhile, so the next head never waits for a lease that
-// covers nothing) and the rate window with the attempts' ends (requests
-// went out either way). recorded counts the deliveries written. The next
-// heads read the rows as they were before this statement, so a head given
-// back is named with the time it is due.
-func (q *Queries) WebhookSubscriptionRecordAttempt(ctx context.Context, arg WebhookSubscriptionRecordAttemptParams) (WebhookSubscriptionRecordAttemptRow, error) {
-	row := q.db.QueryRow(ctx, webhookSubscriptionRecordAttempt,
+// A record writes only when its subscription's standing and rate are
+// what the caller computed it from (as_expected; otherwise nothing of it
+// is written and the caller computes it again from the returned row,
+// under the lock this statement took); each delivery only while it is
+// still pending with its claimed attempt (stored_attempts is what the row
+// keeps: the claimed attempt, or one less when no request left); the
+// claimed heads the batch did not send get their attempt back; the
+// subscription's change when @change_subscriptions[i] and every sent
+// delivery of the record was written; in any case the lease of the batch
+// (@lease_delivery_ids[i]) given back (also when a delivery was deleted
+// or redelivered meanwhile, so the next head never waits for a lease that
+// covers nothing) and the rate window (the elements of @rate_window_ends
+// whose @rate_window_ords is i) with the attempts' ends (requests went
+// out either way); the expected window is given the same way
+// (@expect_rate_window_ords, @expect_rate_window_ends). recorded counts
+// the deliveries written. The next heads read the rows as they were
+// before this statement, so a head given back is named with the time it
+// is due. Every write finds its rows through the primary keys of the
+// parameter arrays, never a join with a CTE (D-SQ-17, D-M2-26-77).
+func (q *Queries) WebhookSubscriptionRecordAttempts(ctx context.Context, arg WebhookSubscriptionRecordAttemptsParams) ([]WebhookSubscriptionRecordAttemptsRow, error) {
+	rows, err := q.db.Query(ctx, webhookSubscriptionRecordAttempts,
 		arg.DeliveryIds,
 		arg.NextHeads,
-		arg.ExpectState,
+		arg.Ids,
+		arg.ExpectStates,
 		arg.ExpectConsecutiveFailures,
-		arg.ExpectDisabledAt,
-		arg.ExpectMaxPerSecond,
-		arg.ExpectRateWindow,
-		arg.ID,
+		arg.ExpectHasDisabledAts,
+		arg.ExpectDisabledAts,
+		arg.ExpectMaxPerSeconds,
+		arg.Nows,
+		arg.LeaseDeliveryIds,
+		arg.ChangeSubscriptions,
+		arg.States,
+		arg.HasDisabledAts,
+		arg.DisabledAts,
+		arg.ConsecutiveFailures,
+		arg.DeliveredSeqs,
+		arg.SigningKeyKids,
+		arg.ExpectRateWindowEnds,
+		arg.ExpectRateWindowOrds,
 		arg.Statuses,
 		arg.StoredAttempts,
 		arg.NextAttemptAts,
 		arg.LastErrors,
 		arg.ResponseCodes,
 		arg.DeliveredAts,
-		arg.Now,
+		arg.DeliveryOrds,
 		arg.Attempts,
+		arg.UnsentOrds,
 		arg.UnsentIds,
 		arg.UnsentAttempts,
-		arg.ChangeSubscription,
-		arg.State,
-		arg.DisabledAt,
-		arg.ConsecutiveFailures,
-		arg.DeliveredSeq,
-		arg.SigningKeyKid,
-		arg.LeaseDeliveryID,
-		arg.RateWindow,
+		arg.RateWindowEnds,
+		arg.RateWindowOrds,
 	)
-	var i WebhookSubscriptionRecordAttemptRow
-	err := row.Scan(
-		&i.ID,
-		&i.State,
-		&i.Url,
-		&i.EventTypes,
-		&i.HmacEnabled,
-		&i.HmacGeneration,
-		&i.HmacRotatedAt,
-		&i.ConsecutiveFailures,
-		&i.DisabledAt,
-		&i.LeaseDeliveryID,
-		&i.LeaseUntil,
-		&i.MaxPerSecond,
-		&i.RateWindow,
-		&i.WakeUpAt,
-		&i.InstallationID,
-		&i.AppID,
-		&i.InstallationState,
-		&i.GrantedScopes,
-		&i.EventSubscriptions,
-		&i.PrincipalID,
-		&i.AsExpected,
-		&i.Recorded,
-		&i.Subscriptions,
-		&i.NextIds,
-		&i.NextEventSeqs,
-		&i.NextEventOccurredAts,
-		&i.NextAttemptAts,
-	)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookSubscriptionRecordAttemptsRow{}
+	for rows.Next() {
+		var i WebhookSubscriptionRecordAttemptsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.State,
+			&i.Url,
+			&i.EventTypes,
+			&i.HmacEnabled,
+			&i.HmacGeneration,
+			&i.HmacRotatedAt,
+			&i.ConsecutiveFailures,
+			&i.DisabledAt,
+			&i.LeaseDeliveryID,
+			&i.LeaseUntil,
+			&i.MaxPerSecond,
+			&i.RateWindow,
+			&i.WakeUpAt,
+			&i.InstallationID,
+			&i.AppID,
+			&i.InstallationState,
+			&i.GrantedScopes,
+			&i.EventSubscriptions,
+			&i.PrincipalID,
+			&i.AsExpected,
+			&i.Ord,
+			&i.Recorded,
+			&i.NextIds,
+			&i.NextEventSeqs,
+			&i.NextEventOccurredAts,
+			&i.NextAttemptAts,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const webhookSubscriptionSetSystemState = `-- name: WebhookSubscriptionSetSystemState :execrows

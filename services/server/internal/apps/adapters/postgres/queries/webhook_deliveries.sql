@@ -262,49 +262,82 @@ CROSS JOIN LATERAL (
 ) nxt
 ORDER BY t.id;
 
--- name: WebhookSubscriptionRecordAttempt :one
--- Locks the subscription (FOR NO KEY UPDATE OF s) and records the sent
--- attempts of a batch (D-M2-26-68, ADR 0088) in the same statement, so the
--- record costs one round trip. It returns what a delivery needs of the
--- subscription, its installation and its app principal, as they were
+-- name: WebhookSubscriptionRecordAttempts :many
+-- Records the sent attempts of the batches of one or more subscriptions
+-- (D-M2-26-68, ADR 0088) with one statement (D-M2-26-78): record i (the
+-- elements i of @ids and of every other array of one element per record)
+-- locks the subscription @ids[i] (FOR NO KEY UPDATE OF s, in the order of
+-- the ids) and records its deliveries, the elements of the per-delivery
+-- arrays whose @delivery_ords is i, and gives back its unsent heads, the
+-- elements of @unsent_ids whose @unsent_ords is i. It returns for each
+-- subscription that still exists with an installation what a delivery
+-- needs of it, its installation and its app principal, as they were
 -- before this statement wrote anything, with up to @next_heads of its
--- pending rows in seq order (next_*), the heads a run claims next, leaving
--- out the rows @delivery_ids. No row: no such subscription, or one without
--- an installation.
+-- pending rows in seq order (next_*), the heads a run claims next,
+-- leaving out the rows @delivery_ids, and its ord (i).
 --
--- It writes only when the subscription's standing and rate are what the
--- caller computed the record from (as_expected; otherwise nothing is
--- written and the caller computes the record again from the returned
--- row, under the lock this statement took); each delivery only while it
--- is still pending with its claimed attempt (stored_attempt is what the
--- row keeps: the claimed attempt, or one less when no request left); the
--- claimed heads the batch did not send (@unsent_ids) get their attempt
--- back; the subscription's change when change_subscription and every sent
--- delivery was recorded; in any case the lease of the batch
--- (@lease_delivery_id) given back (also when a delivery was deleted or
--- redelivered meanwhile, so the next head never waits for a lease that
--- covers nothing) and the rate window with the attempts' ends (requests
--- went out either way). recorded counts the deliveries written. The next
--- heads read the rows as they were before this statement, so a head given
--- back is named with the time it is due.
-WITH target AS (
+-- A record writes only when its subscription's standing and rate are
+-- what the caller computed it from (as_expected; otherwise nothing of it
+-- is written and the caller computes it again from the returned row,
+-- under the lock this statement took); each delivery only while it is
+-- still pending with its claimed attempt (stored_attempts is what the row
+-- keeps: the claimed attempt, or one less when no request left); the
+-- claimed heads the batch did not send get their attempt back; the
+-- subscription's change when @change_subscriptions[i] and every sent
+-- delivery of the record was written; in any case the lease of the batch
+-- (@lease_delivery_ids[i]) given back (also when a delivery was deleted
+-- or redelivered meanwhile, so the next head never waits for a lease that
+-- covers nothing) and the rate window (the elements of @rate_window_ends
+-- whose @rate_window_ords is i) with the attempts' ends (requests went
+-- out either way); the expected window is given the same way
+-- (@expect_rate_window_ords, @expect_rate_window_ends). recorded counts
+-- the deliveries written. The next heads read the rows as they were
+-- before this statement, so a head given back is named with the time it
+-- is due. Every write finds its rows through the primary keys of the
+-- parameter arrays, never a join with a CTE (D-SQ-17, D-M2-26-77).
+WITH rec AS (
+    SELECT generate_subscripts(@ids::uuid[], 1) AS ord, unnest(@ids::uuid[]) AS id,
+           unnest(@expect_states::text[]) AS expect_state,
+           unnest(@expect_consecutive_failures::int[]) AS expect_consecutive_failures,
+           unnest(@expect_has_disabled_ats::boolean[]) AS expect_has_disabled_at,
+           unnest(@expect_disabled_ats::timestamptz[]) AS expect_disabled_at,
+           unnest(@expect_max_per_seconds::int[]) AS expect_max_per_second,
+           unnest(@nows::timestamptz[]) AS now,
+           unnest(@lease_delivery_ids::uuid[]) AS lease_delivery_id,
+           unnest(@change_subscriptions::boolean[]) AS change_subscription,
+           unnest(@states::text[]) AS state,
+           unnest(@has_disabled_ats::boolean[]) AS has_disabled_at,
+           unnest(@disabled_ats::timestamptz[]) AS disabled_at,
+           unnest(@consecutive_failures::int[]) AS consecutive_failures,
+           unnest(@delivered_seqs::bigint[]) AS delivered_seq,
+           unnest(@signing_key_kids::text[]) AS signing_key_kid
+), target AS (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
            s.max_per_second, s.rate_window, s.wake_up_at,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
-           i.event_subscriptions, a.principal_id,
-           coalesce(s.state = @expect_state::text
-            AND s.consecutive_failures = @expect_consecutive_failures::int
-            AND s.disabled_at IS NOT DISTINCT FROM sqlc.narg(expect_disabled_at)::timestamptz
-            AND coalesce(s.max_per_second, 0) = @expect_max_per_second::int
-            AND s.rate_window = @expect_rate_window::timestamptz[], false)::boolean AS as_expected
+           i.event_subscriptions, a.principal_id, r.ord,
+           coalesce(s.state = r.expect_state
+            AND s.consecutive_failures = r.expect_consecutive_failures
+            AND s.disabled_at IS NOT DISTINCT FROM (CASE WHEN r.expect_has_disabled_at THEN r.expect_disabled_at END)
+            AND coalesce(s.max_per_second, 0) = r.expect_max_per_second
+            AND s.rate_window = coalesce((
+                SELECT array_agg(w.ends ORDER BY w.at)
+                FROM (
+                    SELECT generate_subscripts(@expect_rate_window_ends::timestamptz[], 1) AS at,
+                           unnest(@expect_rate_window_ords::int[]) AS ord,
+                           unnest(@expect_rate_window_ends::timestamptz[]) AS ends
+                ) AS w
+                WHERE w.ord = r.ord), '{}'), false)::boolean AS as_expected
     FROM webhook_subscriptions s
     JOIN app_installations i ON i.id = s.app_installation_id
     JOIN apps a ON a.id = i.app_id
-    WHERE s.id = @id
+    JOIN rec r ON r.id = s.id
+    WHERE s.id = ANY(@ids::uuid[])
+    ORDER BY s.id
     FOR NO KEY UPDATE OF s
 ), delivery AS (
-    -- The arrays hold one element per sent delivery of the batch, in seq
+    -- The arrays hold one element per sent delivery, each record's in seq
     -- order; a row finds its element by its id (array_position). The rows
     -- are found through the primary key (= ANY): the status is tested as
     -- coalesce(status, '') so that the partial index of the pending rows
@@ -320,50 +353,66 @@ WITH target AS (
         response_code = nullif((@response_codes::int[])[array_position(@delivery_ids::uuid[], d.id)], 0),
         delivered_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'succeeded'
                             THEN (@delivered_ats::timestamptz[])[array_position(@delivery_ids::uuid[], d.id)] END,
-        updated_at = @now,
+        updated_at = (@nows::timestamptz[])[(@delivery_ords::int[])[array_position(@delivery_ids::uuid[], d.id)]],
         finished_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'pending'
-                           THEN NULL ELSE @now::timestamptz END
-    FROM target
-    WHERE target.as_expected
-      AND d.id = ANY(@delivery_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
+                           THEN NULL
+                           ELSE (@nows::timestamptz[])[(@delivery_ords::int[])[array_position(@delivery_ids::uuid[], d.id)]] END
+    WHERE d.id = ANY(@delivery_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
       AND d.attempt = (@attempts::int[])[array_position(@delivery_ids::uuid[], d.id)]
-    RETURNING d.id
+      AND (@delivery_ords::int[])[array_position(@delivery_ids::uuid[], d.id)] IN (SELECT t.ord FROM target t WHERE t.as_expected)
+    RETURNING (@delivery_ords::int[])[array_position(@delivery_ids::uuid[], d.id)] AS ord
 ), given_back AS (
     UPDATE webhook_deliveries d
-    SET attempt = d.attempt - 1, updated_at = @now
-    FROM target
-    WHERE target.as_expected
-      AND d.id = ANY(@unsent_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
+    SET attempt = d.attempt - 1,
+        updated_at = (@nows::timestamptz[])[(@unsent_ords::int[])[array_position(@unsent_ids::uuid[], d.id)]]
+    WHERE d.id = ANY(@unsent_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
       AND d.attempt = (@unsent_attempts::int[])[array_position(@unsent_ids::uuid[], d.id)]
+      AND (@unsent_ords::int[])[array_position(@unsent_ids::uuid[], d.id)] IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
 ), outcome AS (
-    SELECT count(*) > 0 AND count(*) = cardinality(@delivery_ids::uuid[]) AS recorded FROM delivery
+    -- A record is written when every delivery it sent was.
+    SELECT t.id, r.ord, r.now, r.lease_delivery_id, r.change_subscription, r.state, r.has_disabled_at,
+           r.disabled_at, r.consecutive_failures, r.delivered_seq, r.signing_key_kid,
+           coalesce((SELECT count(*) FROM delivery x WHERE x.ord = t.ord) > 0
+                    AND (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)
+                        = (SELECT count(*) FROM (SELECT unnest(@delivery_ords::int[]) AS ord) AS o WHERE o.ord = t.ord),
+                    false) AS recorded
+    FROM target t
+    JOIN rec r ON r.ord = t.ord
+    WHERE t.as_expected
 ), subscription AS (
     UPDATE webhook_subscriptions s
-    SET state = CASE WHEN o.recorded AND @change_subscription::boolean THEN @state::text ELSE s.state END,
-        disabled_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN sqlc.narg(disabled_at)::timestamptz ELSE s.disabled_at END,
-        consecutive_failures = CASE WHEN o.recorded AND @change_subscription::boolean THEN @consecutive_failures::int ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND @change_subscription::boolean AND @delivered_seq::bigint > 0
-                                  THEN GREATEST(s.last_delivered_seq, @delivered_seq::bigint)
+    SET state = CASE WHEN o.recorded AND o.change_subscription THEN o.state ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND o.change_subscription
+                           THEN (CASE WHEN o.has_disabled_at THEN o.disabled_at END) ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND o.change_subscription
+                                    THEN o.consecutive_failures ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND o.change_subscription AND o.delivered_seq > 0
+                                  THEN GREATEST(s.last_delivered_seq, o.delivered_seq)
                                   ELSE s.last_delivered_seq END,
-        signing_key_kid = CASE WHEN o.recorded AND @change_subscription::boolean
-                               THEN coalesce(sqlc.narg(signing_key_kid)::text, s.signing_key_kid)
+        signing_key_kid = CASE WHEN o.recorded AND o.change_subscription
+                               THEN coalesce(nullif(o.signing_key_kid, ''), s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = @lease_delivery_id THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = @lease_delivery_id THEN NULL ELSE s.lease_until END,
-        rate_window = @rate_window::timestamptz[],
-        updated_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN @now ELSE s.updated_at END
-    FROM outcome o, target
-    WHERE target.as_expected AND s.id = target.id
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = o.lease_delivery_id THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = o.lease_delivery_id THEN NULL ELSE s.lease_until END,
+        rate_window = coalesce((
+            SELECT array_agg(w.ends ORDER BY w.at)
+            FROM (
+                SELECT generate_subscripts(@rate_window_ends::timestamptz[], 1) AS at,
+                       unnest(@rate_window_ords::int[]) AS ord, unnest(@rate_window_ends::timestamptz[]) AS ends
+            ) AS w
+            WHERE w.ord = o.ord), '{}'),
+        updated_at = CASE WHEN o.recorded AND o.change_subscription THEN o.now ELSE s.updated_at END
+    FROM outcome o
+    WHERE s.id = ANY(@ids::uuid[]) AND s.id = o.id
     RETURNING s.id
 )
 SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
        t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
        t.max_per_second, t.rate_window, t.wake_up_at,
        t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
-       t.event_subscriptions, t.principal_id, t.as_expected,
-       (SELECT count(*) FROM delivery)::int AS recorded,
-       (SELECT count(*) FROM subscription)::int AS subscriptions,
+       t.event_subscriptions, t.principal_id, t.as_expected, t.ord::int AS ord,
+       (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)::int AS recorded,
        nxt.ids::uuid[] AS next_ids,
        nxt.seqs::bigint[] AS next_event_seqs,
        nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
@@ -380,7 +429,8 @@ CROSS JOIN LATERAL (
         ORDER BY h.event_seq
         LIMIT @next_heads::int
     ) p
-) nxt;
+) nxt
+ORDER BY t.ord;
 
 -- name: WebhookDeliveryMarkHeadStalled :one
 -- The head of a subscription whose delivery job spent its runs on errors
