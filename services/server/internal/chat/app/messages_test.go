@@ -20,12 +20,12 @@ import (
 	"bothy/server/internal/platform/pg/pgtest"
 )
 
-// TestPostMessageTakesThreeRoundTrips (ADR 0085): posting reads the
-// channel and the author's grants and memberships with the BEGIN, then
-// sends the message, its event and the notification together, then
-// commits; a new thread and its event take one round trip more, after the
-// message and its event.
-func TestPostMessageTakesThreeRoundTrips(t *testing.T) {
+// TestPostMessageTakesTwoRoundTrips (ADR 0085, ADR 0090): posting reads
+// the channel and the author's grants and memberships with the BEGIN, then
+// sends the message, its event and the notification with the COMMIT; a
+// new thread and its event travel in that second round trip too, after
+// the message and its event.
+func TestPostMessageTakesTwoRoundTrips(t *testing.T) {
 	t.Parallel()
 	trips := &pgtest.Trips{}
 	b := setupTraced(t, trips)
@@ -35,17 +35,20 @@ func TestPostMessageTakesThreeRoundTrips(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][]string{
 		{"begin", "SET LOCAL", "ChannelGetByID", "GrantFactsBySubject", "SpaceMemberListByPrincipal"},
-		{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"},
-		{"commit"},
+		{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,", "commit"},
 	}, trips.TakeNames())
 
-	_, err = b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Robin, a thread", StartThread: true})
+	posted, err := b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Robin, a thread", StartThread: true})
 	require.NoError(t, err)
 	got := trips.TakeNames()
-	require.Len(t, got, 4, "%v", got)
-	require.Equal(t, []string{"MessageInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, got[1])
-	require.Equal(t, []string{"ThreadInsert", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,"}, got[2])
-	require.Len(t, b.events(t), 3)
+	require.Len(t, got, 2, "%v", got)
+	require.Equal(t, []string{"MessageInsert", "ThreadInsert", "SELECT pg_current_xact_id()", "INSERT INTO",
+		"SELECT pg_notify($1,", "SELECT pg_current_xact_id()", "INSERT INTO", "SELECT pg_notify($1,", "commit"}, got[1])
+	evs := b.events(t)
+	require.Len(t, evs, 3)
+	require.Equal(t, []eventlog.Type{eventlog.MessageCreated, eventlog.MessageCreated, eventlog.ThreadCreated},
+		[]eventlog.Type{evs[0].Type, evs[1].Type, evs[2].Type}, "the thread's event after its message's")
+	require.Equal(t, posted.Thread.ID, evs[2].ResourceID)
 }
 
 func TestPostMessageAppendsMessageCreated(t *testing.T) {

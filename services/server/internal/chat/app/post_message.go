@@ -85,20 +85,27 @@ func (s *Service) PostMessage(ctx context.Context, cmd PostMessage) (Posted, err
 			th = &domain.Thread{ID: threadID, SpaceID: ch.SpaceID, ChannelID: ch.ID, RootMessageID: m.ID,
 				CreatedBy: author, CreatedAt: now}
 		}
-		// The rows and their events do not depend on one another: their
-		// statements travel in one round trip (ADR 0085).
-		err = txn.Together(ctx,
+		// The rows and their events do not depend on one another and are
+		// the use case's last statements: they travel in one round trip
+		// (ADR 0085) with the COMMIT (ADR 0090), the thread's after the
+		// message's, whose row it references.
+		err = txn.Last(ctx,
+			func(ctx context.Context) error { return s.store.InsertMessage(ctx, m) },
 			func(ctx context.Context) error {
-				if err := s.store.InsertMessage(ctx, m); err != nil || th == nil {
-					return err
+				if th == nil {
+					return nil
 				}
 				return s.store.InsertThread(ctx, *th)
 			},
 			func(ctx context.Context) error {
-				if _, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: m.ID,
+				_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: m.ID,
 					SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, ActorID: author,
-					Payload: domain.MessageCreatedPayload(m)}); err != nil || th == nil {
-					return err
+					Payload: domain.MessageCreatedPayload(m)})
+				return err
+			},
+			func(ctx context.Context) error {
+				if th == nil {
+					return nil
 				}
 				_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.ThreadCreated, ResourceID: th.ID,
 					SpaceID: th.SpaceID, ChannelID: th.ChannelID, ThreadID: th.ID, ActorID: author,

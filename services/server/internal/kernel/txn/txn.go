@@ -14,7 +14,9 @@
 // network calls (docs/spec/02-architecture.md 8.5).
 //
 // Calls whose statements do not depend on one another run in Together, so
-// that their statements share a round trip (ADR 0085).
+// that their statements share a round trip (ADR 0085); the last statements
+// of a use case run in Last, so that they share it with the COMMIT (ADR
+// 0090).
 package txn
 
 import (
@@ -140,4 +142,37 @@ func Together(ctx context.Context, fns ...func(ctx context.Context) error) error
 		}
 	}
 	return nil
+}
+
+type closerKey struct{}
+
+// WithCloser returns ctx with g as the Gatherer of Last: g runs the fns of
+// Last as Together's gatherer does and sends the unit of work's COMMIT in
+// the round trip of their statements (ADR 0090). Only UnitOfWork
+// implementations call it, for the function of an outermost Do; a nil g
+// (a nested Do, a function of Together) makes Last run as Together.
+func WithCloser(ctx context.Context, g Gatherer) context.Context {
+	return context.WithValue(ctx, closerKey{}, g)
+}
+
+// Last runs fns, the last statements of the unit of work, as Together
+// does; where the unit of work supports it (platform/pg, in the function
+// of an outermost Do) their statements travel in one round trip with the
+// unit of work's COMMIT, which saves the round trip of the commit (ADR
+// 0090). Each fn must send all its statements in one round trip (one
+// statement or one batch) and nothing after them: a statement sent after
+// the commit fails with an internal error and changes nothing.
+//
+// It returns nil when every fn returned nil and the unit of work
+// committed; the function given to Do must then return nil without
+// sending anything more. When a statement or the commit fails it returns
+// the error (a fn's own, else the commit's), nothing is committed, and Do
+// rolls back (and retries a conflict as for any commit). Outside a unit of
+// work, in a nested Do and inside a function of Together, Last is
+// Together and commits nothing.
+func Last(ctx context.Context, fns ...func(ctx context.Context) error) error {
+	if g, _ := ctx.Value(closerKey{}).(Gatherer); g != nil {
+		return g(ctx, fns)
+	}
+	return Together(ctx, fns...)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy/server/internal/kernel/errs"
 )
 
 // lazyTx is the transaction of a unit of work (ADR 0084): its BEGIN (and
@@ -24,6 +26,32 @@ type lazyTx struct {
 	begin  []string
 	begun  bool
 	closed bool
+	// committed is set once a COMMIT travelled with the last statements
+	// (txn.Last, ADR 0090), with what the server answered; the unit of
+	// work's Commit then only reports it.
+	committed bool
+	commitTag pgconn.CommandTag
+	commitRes error
+}
+
+// errAfterCommit is the error of a statement sent after the COMMIT that
+// travelled with txn.Last: the transaction has ended, so the statement is
+// not sent at all.
+var errAfterCommit = errs.New(errs.CodeInternal, "pg: a statement after the commit of its unit of work (txn.Last)")
+
+// committedWith keeps the outcome of the COMMIT that travelled with the
+// last statements.
+func (t *lazyTx) committedWith(tag pgconn.CommandTag, err error) {
+	t.committed, t.commitTag, t.commitRes = true, tag, err
+}
+
+// commitErr is the error of the COMMIT that travelled with the last
+// statements, as Commit reports it.
+func (t *lazyTx) commitErr() error {
+	if t.commitRes == nil && t.commitTag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return t.commitRes
 }
 
 var _ pgx.Tx = (*lazyTx)(nil)
@@ -41,6 +69,9 @@ func (t *lazyTx) prefixed(b *pgx.Batch) *pgx.Batch {
 // send sends b with the BEGIN in front when the transaction has not begun,
 // and reads the results of the BEGIN.
 func (t *lazyTx) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+	if t.committed {
+		return nil, errAfterCommit
+	}
 	if t.begun {
 		return t.conn.SendBatch(ctx, b), nil
 	}
@@ -65,6 +96,9 @@ func (t *lazyTx) first(ctx context.Context, sql string, args []any) (pgx.BatchRe
 // ensure sends BEGIN on its own when the transaction has not begun, for
 // the calls that cannot carry it.
 func (t *lazyTx) ensure(ctx context.Context) error {
+	if t.committed {
+		return errAfterCommit
+	}
 	if t.begun {
 		return nil
 	}
@@ -78,6 +112,9 @@ func (t *lazyTx) ensure(ctx context.Context) error {
 }
 
 func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if t.committed {
+		return pgconn.CommandTag{}, errAfterCommit
+	}
 	if t.begun {
 		return t.conn.Exec(ctx, sql, args...)
 	}
@@ -90,6 +127,9 @@ func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 }
 
 func (t *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if t.committed {
+		return nil, errAfterCommit
+	}
 	if t.begun {
 		return t.conn.Query(ctx, sql, args...)
 	}
@@ -143,6 +183,10 @@ func (t *lazyTx) Begin(ctx context.Context) (pgx.Tx, error) {
 }
 
 func (t *lazyTx) Commit(ctx context.Context) error {
+	if t.committed {
+		_, _ = t.end(ctx, "")
+		return t.commitErr()
+	}
 	tag, err := t.end(ctx, "commit")
 	if err == nil && tag.String() == "ROLLBACK" {
 		// The server rolled back a transaction that had failed, as pgx's
@@ -165,7 +209,9 @@ func (t *lazyTx) end(ctx context.Context, sql string) (pgconn.CommandTag, error)
 	}
 	t.closed = true
 	defer t.conn.Release()
-	if !t.begun {
+	if !t.begun || t.committed {
+		// Nothing began, or the COMMIT went with the last statements: a
+		// rollback now has nothing to undo.
 		return pgconn.CommandTag{}, nil
 	}
 	return t.conn.Exec(ctx, sql)

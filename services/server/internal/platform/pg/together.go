@@ -44,11 +44,35 @@ func gather(tx pgx.Tx) txn.Gatherer {
 	}
 }
 
+// closeWith is the gatherer of txn.Last in the outermost unit of work over
+// tx (ADR 0090): it gathers the fns' statements as gather does and sends
+// the COMMIT at the end of their first round trip. A statement a fn sends
+// after that round trip fails, since the transaction has ended. It returns
+// the fns' errors, else the commit's. When the fns send nothing, the unit
+// of work commits at its end as usual.
+func closeWith(tx *lazyTx) txn.Gatherer {
+	return func(ctx context.Context, fns []func(ctx context.Context) error) error {
+		g := &gathering{tx: tx, msgs: make(chan gatherMsg), closing: tx}
+		top := &participant{}
+		g.start(ctx, top, fns)
+		g.run(ctx)
+		if err := top.ended(); err != nil || !tx.committed {
+			// Without a statement to travel with, the COMMIT waits for the
+			// unit of work's end.
+			return err
+		}
+		return tx.commitErr()
+	}
+}
+
 // gathering is one top-level Together: its participants, each a fn of it
 // or of a Together nested in one, and the channel they report on.
 type gathering struct {
 	tx   pgx.Tx
 	msgs chan gatherMsg
+	// closing is the transaction whose COMMIT the next round trip carries
+	// (closeWith); nil once it went, and for Together.
+	closing *lazyTx
 	// decoding serialises the decoding of rows by the fns, which run
 	// concurrently: the connection's pgtype.Map caches its scan plans and
 	// is not safe for concurrent use.
@@ -97,7 +121,8 @@ func (g *gathering) start(ctx context.Context, parent *participant, fns []func(c
 		g.parts = append(g.parts, p)
 		g.running++
 		ptx := &gatheredTx{parent: g.tx, part: id, msgs: g.msgs, decoding: &g.decoding}
-		pctx := txn.WithGatherer(context.WithValue(ctx, txKey{}, pgx.Tx(ptx)), g.nested(p, id))
+		// A Last inside a fn is a Together: the other fns go on.
+		pctx := txn.WithCloser(txn.WithGatherer(context.WithValue(ctx, txKey{}, pgx.Tx(ptx)), g.nested(p, id)), nil)
 		go func() {
 			m := gatherMsg{part: id, done: true}
 			defer func() {
@@ -148,7 +173,13 @@ func (g *gathering) run(ctx context.Context) {
 		for i, p := range waiting {
 			round[i], p.pending = *p.pending, nil
 		}
-		results := sendGathered(ctx, g.tx, round)
+		var results [][]gatheredResult
+		if g.closing != nil {
+			results = sendClosing(ctx, g.closing, round)
+			g.closing = nil
+		} else {
+			results = sendGathered(ctx, g.tx, round, nil)
+		}
 		for i := range waiting {
 			g.running++
 			round[i].reply <- results[i]
@@ -236,7 +267,11 @@ type gatheredResult struct {
 // of the batch, so those get errNotSent; a failure of the batch itself
 // (the connection, the end of the pipeline) goes to every statement that
 // has no error yet.
-func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg) [][]gatheredResult {
+//
+// With last set, a statement travels after those of round and its result
+// goes to *last: the COMMIT of closeWith. After a failed statement of
+// round the server skips it too, and *last gets errNotSent.
+func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg, last *gatheredResult) [][]gatheredResult {
 	b := &pgx.Batch{}
 	for _, m := range round {
 		for _, q := range m.queries {
@@ -244,6 +279,9 @@ func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg) [][]gathere
 			// in this goroutine; the fn's own batch runs it (gatheredBatch).
 			b.QueuedQueries = append(b.QueuedQueries, &pgx.QueuedQuery{SQL: q.SQL, Arguments: q.Arguments})
 		}
+	}
+	if last != nil {
+		b.Queue("commit")
 	}
 	out := make([][]gatheredResult, len(round))
 	br := tx.SendBatch(ctx, b)
@@ -259,12 +297,34 @@ func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg) [][]gathere
 			failed = out[i][j].err != nil
 		}
 	}
+	if last != nil {
+		*last = gatheredResult{err: errNotSent}
+		if !failed {
+			*last = readGathered(br)
+			failed = last.err != nil
+		}
+	}
 	if err := br.Close(); err != nil && !failed {
 		for i := range out {
 			for j := range out[i] {
 				out[i][j].err = err
 			}
 		}
+		if last != nil {
+			last.err = err
+		}
+	}
+	return out
+}
+
+// sendClosing sends round with the COMMIT of tx (closeWith) and keeps the
+// commit's outcome on tx, whose unit of work then ends without a round
+// trip of its own.
+func sendClosing(ctx context.Context, tx *lazyTx, round []gatherMsg) [][]gatheredResult {
+	var commit gatheredResult
+	out := sendGathered(ctx, tx, round, &commit)
+	if !errors.Is(commit.err, errNotSent) {
+		tx.committedWith(commit.tag, commit.err)
 	}
 	return out
 }

@@ -18,12 +18,16 @@ import (
 )
 
 // togetherWorld is a traced pool of one connection over a database with
-// the table together_probe and the enum together_mood.
+// the tables together_probe and last_deferred (a key checked at commit)
+// and the enum together_mood.
 func togetherWorld(t *testing.T) (*pgxpool.Pool, *statementLog) {
 	t.Helper()
 	db := pgtest.New(t)
 	_, err := db.Owner.Exec(context.Background(),
 		`CREATE TABLE together_probe (n int PRIMARY KEY, note text); GRANT ALL ON together_probe TO bothy_app;
+		CREATE TABLE last_deferred (n int PRIMARY KEY,
+			parent int REFERENCES last_deferred (n) DEFERRABLE INITIALLY DEFERRED);
+		GRANT ALL ON last_deferred TO bothy_app;
 		CREATE TYPE together_mood AS ENUM ('calm')`)
 	require.NoError(t, err)
 	log := &statementLog{}

@@ -114,7 +114,8 @@ func (u *UnitOfWork) GenericPlans() *UnitOfWork {
 // need more take row locks (docs/spec/02-architecture.md 8.2 "Lock order").
 func (u *UnitOfWork) Do(ctx context.Context, fn func(ctx context.Context) error) error {
 	if _, ok := TxFrom(ctx); ok {
-		return fn(ctx)
+		// A nested Do commits nothing, not even with txn.Last.
+		return fn(txn.WithCloser(ctx, nil))
 	}
 	for attempt := 0; ; attempt++ {
 		err := u.once(ctx, fn)
@@ -140,7 +141,7 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	if err = fn(WithTx(ctx, tx)); err != nil {
+	if err = fn(txn.WithCloser(WithTx(ctx, tx), closeWith(tx))); err != nil {
 		return err
 	}
 	if err = tx.Commit(ctx); err != nil {
