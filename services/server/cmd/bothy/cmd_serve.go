@@ -34,6 +34,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	wire.ApplyRuntime(cfg)
 	proc, err := wire.NewProcess(ctx, cfg, role, wire.Deps{Log: log})
 	if err != nil {
 		return err

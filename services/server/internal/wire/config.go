@@ -44,6 +44,8 @@ type Config struct {
 	OTel OTelConfig
 	// Metrics holds metrics.*.
 	Metrics MetricsConfig
+	// Process holds process.*.
+	Process ProcessConfig
 	// Secrets holds secrets.*.
 	Secrets SecretsConfig
 	// HTTP holds http.*.

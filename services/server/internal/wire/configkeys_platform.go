@@ -20,6 +20,10 @@ func platformConfigKeys() []config.Key {
 			Doc: "How often a worker reads the gauges that come from a query: the webhook backlog (pending deliveries, age of the oldest, subscriptions by state) and the River queue depth; one cheap statement each per read."},
 		{Name: "metrics.delivery_lag_threshold", Kind: config.KindDuration, Default: "5m", Min: "1s", Max: "168h", Chapter: chapter02,
 			Doc: "Delivery lag above which the example alert WebhookDeliveryLagHigh fires; exposed as the gauge bothy_webhook_delivery_lag_threshold_seconds so the rule follows this key."},
+		{Name: "process.gc_percent", Kind: config.KindInt, Default: "400", Min: "25", Max: "10000", Unit: "percent", Chapter: chapter02,
+			Doc: "How much the heap of a `bothy serve` process grows over what survived the last garbage collection before the next one starts (Go's GOGC). A higher value spends memory to save CPU: at 400 a process collects about a quarter as often as at Go's default of 100 (D-RT-10). The environment variable GOGC, when set, wins."},
+		{Name: "process.memory_limit", Kind: config.KindByteSize, Default: "0", Min: "0", Max: "1024GiB", Chapter: chapter02,
+			Doc: "Soft limit of the memory of a `bothy serve` process's Go runtime (Go's GOMEMLIMIT): near it the process collects garbage more often, whatever process.gc_percent says; 0 sets none. The environment variable GOMEMLIMIT, when set, wins."},
 		{Name: "secrets.dir", Kind: config.KindPath, Default: "/var/lib/bothy/secrets", Chapter: chapter19,
 			Doc: "Directory of the generated secrets; `bothy secrets init` creates it (mode 0700) and the missing files (mode 0600)."},
 		{Name: "secrets.cache_ttl", Kind: config.KindDuration, Default: "5m", Min: "0s", Max: "24h", Chapter: chapter19,
@@ -47,6 +51,14 @@ type MetricsConfig struct {
 	GaugeInterval time.Duration `config:"metrics.gauge_interval"`
 	// DeliveryLagThreshold is metrics.delivery_lag_threshold.
 	DeliveryLagThreshold time.Duration `config:"metrics.delivery_lag_threshold"`
+}
+
+// ProcessConfig holds the settings of the Go runtime of a serve process.
+type ProcessConfig struct {
+	// GCPercent is process.gc_percent.
+	GCPercent int `config:"process.gc_percent"`
+	// MemoryLimit is process.memory_limit; 0 sets none.
+	MemoryLimit int64 `config:"process.memory_limit"`
 }
 
 // SecretsConfig holds the secret store settings.
