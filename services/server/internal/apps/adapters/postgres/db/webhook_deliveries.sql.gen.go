@@ -13,11 +13,11 @@ import (
 )
 
 const webhookDeliveryClaimHeads = `-- name: WebhookDeliveryClaimHeads :many
-WITH want AS (
+WITH head AS (
+    SELECT unnest($1::uuid[]) AS id, unnest($2::int[]) AS ord
+), want AS (
     SELECT w.ord, w.subscription_id, w.now, w.lease_delivery_id, w.lease_until, w.has_wake_up, w.wake_up_at,
-           (SELECT array_agg(h.id) FROM (
-                SELECT unnest($1::uuid[]) AS id, unnest($2::int[]) AS ord
-            ) AS h WHERE h.ord = w.ord) AS ids
+           (SELECT array_agg(h.id) FROM head h WHERE h.ord = w.ord) AS ids
     FROM (
         SELECT generate_subscripts($3::uuid[], 1) AS ord,
                unnest($3::uuid[]) AS subscription_id, unnest($4::timestamptz[]) AS now,
@@ -41,18 +41,19 @@ WITH want AS (
     ) chk
     WHERE chk.ok
 ), claimed AS (
-    -- Driven by the parameter @head_ids through the primary key alone,
-    -- whatever the statistics, as the record's update (D-SQ-17): no test
-    -- of subscription_id invites its unique index (subscription_id,
-    -- event_seq) into a BitmapAnd that reads every row of the
-    -- subscription; fresh proved the ids the subscription's.
+    -- The rows are found through the primary key by the parameter
+    -- @head_ids, whatever the statistics, as the record's update
+    -- (D-SQ-17): no test of subscription_id invites its unique index
+    -- (subscription_id, event_seq) into a BitmapAnd that reads every row of
+    -- the subscription; fresh proved the ids the subscription's. Each row
+    -- meets its claim by a join, never by a search of the arrays, which
+    -- grows with the square of the heads of a claim of many subscriptions.
     UPDATE webhook_deliveries d
-    SET attempt = d.attempt + 1,
-        updated_at = ($4::timestamptz[])[($2::int[])[array_position($1::uuid[], d.id)]]
-    WHERE d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND ($2::int[])[array_position($1::uuid[], d.id)] IN (SELECT f.ord FROM fresh f)
-    RETURNING ($2::int[])[array_position($1::uuid[], d.id)] AS ord,
-              d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
+    SET attempt = d.attempt + 1, updated_at = f.now
+    FROM head h
+    JOIN fresh f ON f.ord = h.ord
+    WHERE d.id = ANY($1::uuid[]) AND d.id = h.id AND coalesce(d.status, '') = 'pending'
+    RETURNING f.ord, d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
     SET lease_delivery_id = f.lease_delivery_id, lease_until = f.lease_until,
@@ -764,38 +765,45 @@ WITH rec AS (
     WHERE s.id = ANY($3::uuid[])
     ORDER BY s.id
     FOR NO KEY UPDATE OF s
+), sent AS (
+    SELECT unnest($1::uuid[]) AS id, unnest($20::int[]) AS ord,
+           unnest($21::int[]) AS attempt, unnest($22::int[]) AS stored_attempt,
+           unnest($23::text[]) AS status, unnest($24::timestamptz[]) AS next_attempt_at,
+           unnest($25::text[]) AS last_error, unnest($26::int[]) AS response_code,
+           unnest($27::timestamptz[]) AS delivered_at
+), unsent AS (
+    SELECT unnest($28::uuid[]) AS id, unnest($29::int[]) AS ord,
+           unnest($30::int[]) AS attempt
 ), delivery AS (
-    -- The arrays hold one element per sent delivery, each record's in seq
-    -- order; a row finds its element by its id (array_position). The rows
-    -- are found through the primary key (= ANY): the status is tested as
+    -- The rows are found through the primary key (= ANY) by the parameter
+    -- arrays, each meeting its element by a join (sent), never by a search
+    -- of the arrays, which grows with the square of the deliveries of a
+    -- record of many subscriptions: the status is tested as
     -- coalesce(status, '') so that the partial index of the pending rows
     -- (webhook_deliveries_head_idx) cannot serve the test, which with
     -- stale statistics the planner combined with the key (BitmapAnd) and
     -- read every pending row of the table (D-SQ-17).
     UPDATE webhook_deliveries d
-    SET status = ($20::text[])[array_position($1::uuid[], d.id)],
-        attempt = ($21::int[])[array_position($1::uuid[], d.id)],
-        next_attempt_at = CASE WHEN ($20::text[])[array_position($1::uuid[], d.id)] = 'pending'
-                               THEN ($22::timestamptz[])[array_position($1::uuid[], d.id)] END,
-        last_error = nullif(($23::text[])[array_position($1::uuid[], d.id)], ''),
-        response_code = nullif(($24::int[])[array_position($1::uuid[], d.id)], 0),
-        delivered_at = CASE WHEN ($20::text[])[array_position($1::uuid[], d.id)] = 'succeeded'
-                            THEN ($25::timestamptz[])[array_position($1::uuid[], d.id)] END,
-        updated_at = ($9::timestamptz[])[($26::int[])[array_position($1::uuid[], d.id)]],
-        finished_at = CASE WHEN ($20::text[])[array_position($1::uuid[], d.id)] = 'pending'
-                           THEN NULL
-                           ELSE ($9::timestamptz[])[($26::int[])[array_position($1::uuid[], d.id)]] END
-    WHERE d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND d.attempt = ($27::int[])[array_position($1::uuid[], d.id)]
-      AND ($26::int[])[array_position($1::uuid[], d.id)] IN (SELECT t.ord FROM target t WHERE t.as_expected)
-    RETURNING ($26::int[])[array_position($1::uuid[], d.id)] AS ord
+    SET status = o.status,
+        attempt = o.stored_attempt,
+        next_attempt_at = CASE WHEN o.status = 'pending' THEN o.next_attempt_at END,
+        last_error = nullif(o.last_error, ''),
+        response_code = nullif(o.response_code, 0),
+        delivered_at = CASE WHEN o.status = 'succeeded' THEN o.delivered_at END,
+        updated_at = ($9::timestamptz[])[o.ord],
+        finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE ($9::timestamptz[])[o.ord] END
+    FROM sent o
+    WHERE d.id = ANY($1::uuid[]) AND d.id = o.id AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = o.attempt
+      AND o.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
+    RETURNING o.ord
 ), given_back AS (
     UPDATE webhook_deliveries d
-    SET attempt = d.attempt - 1,
-        updated_at = ($9::timestamptz[])[($28::int[])[array_position($29::uuid[], d.id)]]
-    WHERE d.id = ANY($29::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND d.attempt = ($30::int[])[array_position($29::uuid[], d.id)]
-      AND ($28::int[])[array_position($29::uuid[], d.id)] IN (SELECT t.ord FROM target t WHERE t.as_expected)
+    SET attempt = d.attempt - 1, updated_at = ($9::timestamptz[])[u.ord]
+    FROM unsent u
+    WHERE d.id = ANY($28::uuid[]) AND d.id = u.id AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = u.attempt
+      AND u.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
 ), outcome AS (
     -- A record is written when every delivery it sent was.
@@ -803,7 +811,7 @@ WITH rec AS (
            r.disabled_at, r.consecutive_failures, r.delivered_seq, r.signing_key_kid,
            coalesce((SELECT count(*) FROM delivery x WHERE x.ord = t.ord) > 0
                     AND (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)
-                        = (SELECT count(*) FROM (SELECT unnest($26::int[]) AS ord) AS o WHERE o.ord = t.ord),
+                        = (SELECT count(*) FROM sent o WHERE o.ord = t.ord),
                     false) AS recorded
     FROM target t
     JOIN rec r ON r.ord = t.ord
@@ -881,16 +889,16 @@ type WebhookSubscriptionRecordAttemptsParams struct {
 	SigningKeyKids            []string
 	ExpectRateWindowEnds      []time.Time
 	ExpectRateWindowOrds      []int32
-	Statuses                  []string
+	DeliveryOrds              []int32
+	Attempts                  []int32
 	StoredAttempts            []int32
+	Statuses                  []string
 	NextAttemptAts            []time.Time
 	LastErrors                []string
 	ResponseCodes             []int32
 	DeliveredAts              []time.Time
-	DeliveryOrds              []int32
-	Attempts                  []int32
-	UnsentOrds                []int32
 	UnsentIds                 []ids.ID
+	UnsentOrds                []int32
 	UnsentAttempts            []int32
 	RateWindowEnds            []time.Time
 	RateWindowOrds            []int32
@@ -979,16 +987,16 @@ func (q *Queries) WebhookSubscriptionRecordAttempts(ctx context.Context, arg Web
 		arg.SigningKeyKids,
 		arg.ExpectRateWindowEnds,
 		arg.ExpectRateWindowOrds,
-		arg.Statuses,
+		arg.DeliveryOrds,
+		arg.Attempts,
 		arg.StoredAttempts,
+		arg.Statuses,
 		arg.NextAttemptAts,
 		arg.LastErrors,
 		arg.ResponseCodes,
 		arg.DeliveredAts,
-		arg.DeliveryOrds,
-		arg.Attempts,
-		arg.UnsentOrds,
 		arg.UnsentIds,
+		arg.UnsentOrds,
 		arg.UnsentAttempts,
 		arg.RateWindowEnds,
 		arg.RateWindowOrds,

@@ -133,11 +133,11 @@ LIMIT @max_heads::int;
 -- wake-up (@wake_up_ats) the caller inserts in the same unit of work (ADR
 -- 0087); false keeps the one named. leased is 1 when the subscription took
 -- the lease.
-WITH want AS (
+WITH head AS (
+    SELECT unnest(@head_ids::uuid[]) AS id, unnest(@head_ords::int[]) AS ord
+), want AS (
     SELECT w.ord, w.subscription_id, w.now, w.lease_delivery_id, w.lease_until, w.has_wake_up, w.wake_up_at,
-           (SELECT array_agg(h.id) FROM (
-                SELECT unnest(@head_ids::uuid[]) AS id, unnest(@head_ords::int[]) AS ord
-            ) AS h WHERE h.ord = w.ord) AS ids
+           (SELECT array_agg(h.id) FROM head h WHERE h.ord = w.ord) AS ids
     FROM (
         SELECT generate_subscripts(@subscription_ids::uuid[], 1) AS ord,
                unnest(@subscription_ids::uuid[]) AS subscription_id, unnest(@nows::timestamptz[]) AS now,
@@ -161,18 +161,19 @@ WITH want AS (
     ) chk
     WHERE chk.ok
 ), claimed AS (
-    -- Driven by the parameter @head_ids through the primary key alone,
-    -- whatever the statistics, as the record's update (D-SQ-17): no test
-    -- of subscription_id invites its unique index (subscription_id,
-    -- event_seq) into a BitmapAnd that reads every row of the
-    -- subscription; fresh proved the ids the subscription's.
+    -- The rows are found through the primary key by the parameter
+    -- @head_ids, whatever the statistics, as the record's update
+    -- (D-SQ-17): no test of subscription_id invites its unique index
+    -- (subscription_id, event_seq) into a BitmapAnd that reads every row of
+    -- the subscription; fresh proved the ids the subscription's. Each row
+    -- meets its claim by a join, never by a search of the arrays, which
+    -- grows with the square of the heads of a claim of many subscriptions.
     UPDATE webhook_deliveries d
-    SET attempt = d.attempt + 1,
-        updated_at = (@nows::timestamptz[])[(@head_ords::int[])[array_position(@head_ids::uuid[], d.id)]]
-    WHERE d.id = ANY(@head_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND (@head_ords::int[])[array_position(@head_ids::uuid[], d.id)] IN (SELECT f.ord FROM fresh f)
-    RETURNING (@head_ords::int[])[array_position(@head_ids::uuid[], d.id)] AS ord,
-              d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
+    SET attempt = d.attempt + 1, updated_at = f.now
+    FROM head h
+    JOIN fresh f ON f.ord = h.ord
+    WHERE d.id = ANY(@head_ids::uuid[]) AND d.id = h.id AND coalesce(d.status, '') = 'pending'
+    RETURNING f.ord, d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
     SET lease_delivery_id = f.lease_delivery_id, lease_until = f.lease_until,
@@ -336,38 +337,45 @@ WITH rec AS (
     WHERE s.id = ANY(@ids::uuid[])
     ORDER BY s.id
     FOR NO KEY UPDATE OF s
+), sent AS (
+    SELECT unnest(@delivery_ids::uuid[]) AS id, unnest(@delivery_ords::int[]) AS ord,
+           unnest(@attempts::int[]) AS attempt, unnest(@stored_attempts::int[]) AS stored_attempt,
+           unnest(@statuses::text[]) AS status, unnest(@next_attempt_ats::timestamptz[]) AS next_attempt_at,
+           unnest(@last_errors::text[]) AS last_error, unnest(@response_codes::int[]) AS response_code,
+           unnest(@delivered_ats::timestamptz[]) AS delivered_at
+), unsent AS (
+    SELECT unnest(@unsent_ids::uuid[]) AS id, unnest(@unsent_ords::int[]) AS ord,
+           unnest(@unsent_attempts::int[]) AS attempt
 ), delivery AS (
-    -- The arrays hold one element per sent delivery, each record's in seq
-    -- order; a row finds its element by its id (array_position). The rows
-    -- are found through the primary key (= ANY): the status is tested as
+    -- The rows are found through the primary key (= ANY) by the parameter
+    -- arrays, each meeting its element by a join (sent), never by a search
+    -- of the arrays, which grows with the square of the deliveries of a
+    -- record of many subscriptions: the status is tested as
     -- coalesce(status, '') so that the partial index of the pending rows
     -- (webhook_deliveries_head_idx) cannot serve the test, which with
     -- stale statistics the planner combined with the key (BitmapAnd) and
     -- read every pending row of the table (D-SQ-17).
     UPDATE webhook_deliveries d
-    SET status = (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)],
-        attempt = (@stored_attempts::int[])[array_position(@delivery_ids::uuid[], d.id)],
-        next_attempt_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'pending'
-                               THEN (@next_attempt_ats::timestamptz[])[array_position(@delivery_ids::uuid[], d.id)] END,
-        last_error = nullif((@last_errors::text[])[array_position(@delivery_ids::uuid[], d.id)], ''),
-        response_code = nullif((@response_codes::int[])[array_position(@delivery_ids::uuid[], d.id)], 0),
-        delivered_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'succeeded'
-                            THEN (@delivered_ats::timestamptz[])[array_position(@delivery_ids::uuid[], d.id)] END,
-        updated_at = (@nows::timestamptz[])[(@delivery_ords::int[])[array_position(@delivery_ids::uuid[], d.id)]],
-        finished_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'pending'
-                           THEN NULL
-                           ELSE (@nows::timestamptz[])[(@delivery_ords::int[])[array_position(@delivery_ids::uuid[], d.id)]] END
-    WHERE d.id = ANY(@delivery_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND d.attempt = (@attempts::int[])[array_position(@delivery_ids::uuid[], d.id)]
-      AND (@delivery_ords::int[])[array_position(@delivery_ids::uuid[], d.id)] IN (SELECT t.ord FROM target t WHERE t.as_expected)
-    RETURNING (@delivery_ords::int[])[array_position(@delivery_ids::uuid[], d.id)] AS ord
+    SET status = o.status,
+        attempt = o.stored_attempt,
+        next_attempt_at = CASE WHEN o.status = 'pending' THEN o.next_attempt_at END,
+        last_error = nullif(o.last_error, ''),
+        response_code = nullif(o.response_code, 0),
+        delivered_at = CASE WHEN o.status = 'succeeded' THEN o.delivered_at END,
+        updated_at = (@nows::timestamptz[])[o.ord],
+        finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE (@nows::timestamptz[])[o.ord] END
+    FROM sent o
+    WHERE d.id = ANY(@delivery_ids::uuid[]) AND d.id = o.id AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = o.attempt
+      AND o.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
+    RETURNING o.ord
 ), given_back AS (
     UPDATE webhook_deliveries d
-    SET attempt = d.attempt - 1,
-        updated_at = (@nows::timestamptz[])[(@unsent_ords::int[])[array_position(@unsent_ids::uuid[], d.id)]]
-    WHERE d.id = ANY(@unsent_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
-      AND d.attempt = (@unsent_attempts::int[])[array_position(@unsent_ids::uuid[], d.id)]
-      AND (@unsent_ords::int[])[array_position(@unsent_ids::uuid[], d.id)] IN (SELECT t.ord FROM target t WHERE t.as_expected)
+    SET attempt = d.attempt - 1, updated_at = (@nows::timestamptz[])[u.ord]
+    FROM unsent u
+    WHERE d.id = ANY(@unsent_ids::uuid[]) AND d.id = u.id AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = u.attempt
+      AND u.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
 ), outcome AS (
     -- A record is written when every delivery it sent was.
@@ -375,7 +383,7 @@ WITH rec AS (
            r.disabled_at, r.consecutive_failures, r.delivered_seq, r.signing_key_kid,
            coalesce((SELECT count(*) FROM delivery x WHERE x.ord = t.ord) > 0
                     AND (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)
-                        = (SELECT count(*) FROM (SELECT unnest(@delivery_ords::int[]) AS ord) AS o WHERE o.ord = t.ord),
+                        = (SELECT count(*) FROM sent o WHERE o.ord = t.ord),
                     false) AS recorded
     FROM target t
     JOIN rec r ON r.ord = t.ord
