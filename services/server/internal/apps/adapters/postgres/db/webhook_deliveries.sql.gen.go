@@ -740,17 +740,31 @@ WITH rec AS (
            unnest($15::int[]) AS consecutive_failures,
            unnest($16::bigint[]) AS delivered_seq,
            unnest($17::text[]) AS signing_key_kid
-), target AS (
+), locked AS (
+    -- The lock alone, as WebhookSubscriptionLockDeliveryTargets takes it:
+    -- through the primary key by the parameter @ids, in the order of the
+    -- ids. A join with rec here would let the planner, which cannot
+    -- count the elements of a parameter array, scan the tables to meet
+    -- it. A record finds its row by its place in @ids (at most
+    -- webhook.run_max_subscriptions elements).
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
            s.max_per_second, s.rate_window, s.wake_up_at,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
-           i.event_subscriptions, a.principal_id, r.ord,
-           coalesce(s.state = r.expect_state
-            AND s.consecutive_failures = r.expect_consecutive_failures
-            AND s.disabled_at IS NOT DISTINCT FROM (CASE WHEN r.expect_has_disabled_at THEN r.expect_disabled_at END)
-            AND coalesce(s.max_per_second, 0) = r.expect_max_per_second
-            AND s.rate_window = coalesce((
+           i.event_subscriptions, a.principal_id, array_position($3::uuid[], s.id) AS ord
+    FROM webhook_subscriptions s
+    JOIN app_installations i ON i.id = s.app_installation_id
+    JOIN apps a ON a.id = i.app_id
+    WHERE s.id = ANY($3::uuid[])
+    ORDER BY s.id
+    FOR NO KEY UPDATE OF s
+), target AS MATERIALIZED (
+    SELECT l.id, l.state, l.url, l.event_types, l.hmac_enabled, l.hmac_generation, l.hmac_rotated_at, l.consecutive_failures, l.disabled_at, l.lease_delivery_id, l.lease_until, l.max_per_second, l.rate_window, l.wake_up_at, l.installation_id, l.app_id, l.installation_state, l.granted_scopes, l.event_subscriptions, l.principal_id, l.ord,
+           coalesce(l.state = r.expect_state
+            AND l.consecutive_failures = r.expect_consecutive_failures
+            AND l.disabled_at IS NOT DISTINCT FROM (CASE WHEN r.expect_has_disabled_at THEN r.expect_disabled_at END)
+            AND coalesce(l.max_per_second, 0) = r.expect_max_per_second
+            AND l.rate_window = coalesce((
                 SELECT array_agg(w.ends ORDER BY w.at)
                 FROM (
                     SELECT generate_subscripts($18::timestamptz[], 1) AS at,
@@ -758,13 +772,8 @@ WITH rec AS (
                            unnest($18::timestamptz[]) AS ends
                 ) AS w
                 WHERE w.ord = r.ord), '{}'), false)::boolean AS as_expected
-    FROM webhook_subscriptions s
-    JOIN app_installations i ON i.id = s.app_installation_id
-    JOIN apps a ON a.id = i.app_id
-    JOIN rec r ON r.id = s.id
-    WHERE s.id = ANY($3::uuid[])
-    ORDER BY s.id
-    FOR NO KEY UPDATE OF s
+    FROM locked l
+    JOIN rec r ON r.ord = l.ord
 ), sent AS (
     SELECT unnest($1::uuid[]) AS id, unnest($20::int[]) AS ord,
            unnest($21::int[]) AS attempt, unnest($22::int[]) AS stored_attempt,

@@ -312,17 +312,31 @@ WITH rec AS (
            unnest(@consecutive_failures::int[]) AS consecutive_failures,
            unnest(@delivered_seqs::bigint[]) AS delivered_seq,
            unnest(@signing_key_kids::text[]) AS signing_key_kid
-), target AS (
+), locked AS (
+    -- The lock alone, as WebhookSubscriptionLockDeliveryTargets takes it:
+    -- through the primary key by the parameter @ids, in the order of the
+    -- ids. A join with rec here would let the planner, which cannot
+    -- count the elements of a parameter array, scan the tables to meet
+    -- it. A record finds its row by its place in @ids (at most
+    -- webhook.run_max_subscriptions elements).
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
            s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
            s.max_per_second, s.rate_window, s.wake_up_at,
            i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
-           i.event_subscriptions, a.principal_id, r.ord,
-           coalesce(s.state = r.expect_state
-            AND s.consecutive_failures = r.expect_consecutive_failures
-            AND s.disabled_at IS NOT DISTINCT FROM (CASE WHEN r.expect_has_disabled_at THEN r.expect_disabled_at END)
-            AND coalesce(s.max_per_second, 0) = r.expect_max_per_second
-            AND s.rate_window = coalesce((
+           i.event_subscriptions, a.principal_id, array_position(@ids::uuid[], s.id) AS ord
+    FROM webhook_subscriptions s
+    JOIN app_installations i ON i.id = s.app_installation_id
+    JOIN apps a ON a.id = i.app_id
+    WHERE s.id = ANY(@ids::uuid[])
+    ORDER BY s.id
+    FOR NO KEY UPDATE OF s
+), target AS MATERIALIZED (
+    SELECT l.*,
+           coalesce(l.state = r.expect_state
+            AND l.consecutive_failures = r.expect_consecutive_failures
+            AND l.disabled_at IS NOT DISTINCT FROM (CASE WHEN r.expect_has_disabled_at THEN r.expect_disabled_at END)
+            AND coalesce(l.max_per_second, 0) = r.expect_max_per_second
+            AND l.rate_window = coalesce((
                 SELECT array_agg(w.ends ORDER BY w.at)
                 FROM (
                     SELECT generate_subscripts(@expect_rate_window_ends::timestamptz[], 1) AS at,
@@ -330,13 +344,8 @@ WITH rec AS (
                            unnest(@expect_rate_window_ends::timestamptz[]) AS ends
                 ) AS w
                 WHERE w.ord = r.ord), '{}'), false)::boolean AS as_expected
-    FROM webhook_subscriptions s
-    JOIN app_installations i ON i.id = s.app_installation_id
-    JOIN apps a ON a.id = i.app_id
-    JOIN rec r ON r.id = s.id
-    WHERE s.id = ANY(@ids::uuid[])
-    ORDER BY s.id
-    FOR NO KEY UPDATE OF s
+    FROM locked l
+    JOIN rec r ON r.ord = l.ord
 ), sent AS (
     SELECT unnest(@delivery_ids::uuid[]) AS id, unnest(@delivery_ords::int[]) AS ord,
            unnest(@attempts::int[]) AS attempt, unnest(@stored_attempts::int[]) AS stored_attempt,
