@@ -156,9 +156,11 @@ func (g *sharedSteps) serve(ctx context.Context) {
 // and a claim), one statement locks the subscriptions of every ask in the
 // order of their ids and reads the heads, and one round trip reads the
 // events and the apps' rights of the first steps' claims ahead
-// (readAhead, D-M2-26-76); then every step goes on in a function of
-// txn.Together of its own: the claims of the first steps, the records and
-// claims of the others.
+// (readAhead, D-M2-26-76). Then every step goes on in a function of
+// txn.Together of its own up to its first write: the records the runs
+// computed are written with one statement and each run goes on from
+// there (recordPending, D-M2-26-78); the claims the runs decided on are
+// made with one statement (claimPending, D-M2-26-77).
 func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 	err := g.s.uow.Do(ctx, func(ctx context.Context) (err error) {
 		defer func() {
