@@ -434,12 +434,3 @@ func rateWindowOf(ends []time.Time) webhook.RateWindow {
 	}
 	return w
 }
-
-// rateWindowColumn is the value of the column rate_window for w: never
-// NULL (the column is NOT NULL), empty for a subscription without a limit.
-func rateWindowColumn(w webhook.RateWindow) []time.Time {
-	if w == nil {
-		return []time.Time{}
-	}
-	return w
-}
