@@ -40,7 +40,7 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 2)
 	require.Equal(t, 1, c.count("WebhookSubscriptionLockDeliveryTargets"), "the run's first lock with its heads")
-	require.Equal(t, 1, c.count("WebhookSubscriptionRecordAttempts"),
+	require.Equal(t, 1, c.count("WebhookSubscriptionRecordAttempt"),
 		"then the batch's record locks in its own statement (D-M2-26-68)")
 	require.Equal(t, 1, c.count("WebhookDeliveryClaimHeads"), "one claim for the batch, none after its record")
 	require.Equal(t, 1, c.count("EventListByKeys"), "one read for the batch's events")
@@ -149,7 +149,7 @@ func TestDeliveryRecordOfAPausedSubscriptionIsComputedAgain(t *testing.T) {
 	require.NoError(t, <-paused)
 	require.Len(t, b.recv.requests(), 1, "a paused subscription sends nothing more")
 	require.Equal(t, 1, c.count("WebhookSubscriptionLockDeliveryTargets"), "the first lock")
-	require.Equal(t, 2, c.count("WebhookSubscriptionRecordAttempts"), "the record that found the pause, the record computed again")
+	require.Equal(t, 2, c.count("WebhookSubscriptionRecordAttempt"), "the record that found the pause, the record computed again")
 	got := b.subscription(t, b.sub)
 	require.Equal(t, "paused", got.State, "the record keeps the owner's pause")
 	require.Equal(t, 1, got.ConsecutiveFailures)

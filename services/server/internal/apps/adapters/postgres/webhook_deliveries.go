@@ -168,12 +168,14 @@ func (s *DeliveryStore) PendingHeads(ctx context.Context, subscriptionID ids.ID,
 }
 
 // lockedTarget is a row of WebhookSubscriptionLockDeliveryTargets, or the
-// part of a row of WebhookSubscriptionRecordAttempts that names the locked
+// part of a row of WebhookSubscriptionRecordAttemptsMany (or of
+// WebhookSubscriptionRecordAttempt, whose columns are the same) that names
+// the locked
 // subscription and its next heads (recordedTarget).
 type lockedTarget db.WebhookSubscriptionLockDeliveryTargetsRow
 
 // recordedTarget is the locked subscription and the next heads of r.
-func recordedTarget(r db.WebhookSubscriptionRecordAttemptsRow) lockedTarget {
+func recordedTarget(r db.WebhookSubscriptionRecordAttemptsManyRow) lockedTarget {
 	return lockedTarget{
 		ID: r.ID, State: r.State, Url: r.Url, EventTypes: r.EventTypes,
 		HmacEnabled: r.HmacEnabled, HmacGeneration: r.HmacGeneration, HmacRotatedAt: r.HmacRotatedAt,
@@ -257,13 +259,20 @@ func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, sta
 }
 
 // ClaimHeads implements app.DeliveryStore with one statement for any
-// number of claims (D-M2-26-77).
+// number of claims (D-M2-26-77): the claim of one subscription, a run of
+// its own job, with the statement of one, whose plan is lighter.
 func (s *DeliveryStore) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest) ([][]app.ClaimedHead, error) {
-	var p db.WebhookDeliveryClaimHeadsParams
-	for i, c := range cs {
+	for _, c := range cs {
 		if len(c.Heads) == 0 {
 			return nil, errs.Internalf("apps: a claim of no webhook heads")
 		}
+	}
+	if len(cs) == 1 {
+		claimed, err := s.claimOne(ctx, cs[0])
+		return [][]app.ClaimedHead{claimed}, err
+	}
+	var p db.WebhookDeliveryClaimHeadsManyParams
+	for i, c := range cs {
 		ord := int32(i + 1) // generate_subscripts counts from 1
 		p.SubscriptionIds = append(p.SubscriptionIds, c.SubscriptionID)
 		p.Nows = append(p.Nows, c.Now)
@@ -284,7 +293,7 @@ func (s *DeliveryStore) ClaimHeads(ctx context.Context, cs ...app.HeadClaimReque
 	}
 	p.HeadIds, p.HeadOrds = nonNil(p.HeadIds), nonNil(p.HeadOrds)
 	p.RateWindowEnds, p.RateWindowOrds = nonNil(p.RateWindowEnds), nonNil(p.RateWindowOrds)
-	rows, err := s.q(ctx).WebhookDeliveryClaimHeads(ctx, p)
+	rows, err := s.q(ctx).WebhookDeliveryClaimHeadsMany(ctx, p)
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: claiming the webhook heads failed")
 	}
@@ -303,6 +312,32 @@ func (s *DeliveryStore) ClaimHeads(ctx context.Context, cs ...app.HeadClaimReque
 		if len(claimed) > 0 && (len(claimed) != len(cs[i].Heads) || claimed[0].ID != cs[i].Heads[0]) {
 			return nil, errs.Internalf("apps: the webhook heads changed under the subscription's row lock")
 		}
+	}
+	return out, nil
+}
+
+// claimOne claims the batch of c alone (WebhookDeliveryClaimHeads).
+func (s *DeliveryStore) claimOne(ctx context.Context, c app.HeadClaimRequest) ([]app.ClaimedHead, error) {
+	rows, err := s.q(ctx).WebhookDeliveryClaimHeads(ctx, db.WebhookDeliveryClaimHeadsParams{
+		Now: c.Now, Ids: c.Heads, SubscriptionID: c.SubscriptionID, LeaseDeliveryID: c.Heads[0],
+		LeaseUntil: c.LeaseUntil, RateWindow: nonNil(c.RateWindow), WakeUpAt: pg.NullTime(c.WakeUpAt),
+	})
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: claiming the webhook heads failed")
+	}
+	if len(rows) == 0 {
+		// The heads were read before the lock waited and are no longer
+		// the due ones at the subscription's head.
+		return nil, nil
+	}
+	if len(rows) != len(c.Heads) || rows[0].ID != c.Heads[0] || rows[0].Leased != 1 {
+		return nil, errs.Internalf("apps: the webhook heads changed under the subscription's row lock")
+	}
+	out := make([]app.ClaimedHead, len(rows))
+	for i, r := range rows {
+		out[i] = app.ClaimedHead{ID: r.ID, EventSeq: r.EventSeq, EventID: r.EventID,
+			EventOccurredAt: r.EventOccurredAt.UTC(), Attempt: int(r.Attempt), CreatedAt: r.CreatedAt.UTC(),
+			LeaseUntil: c.LeaseUntil}
 	}
 	return out, nil
 }
@@ -345,13 +380,88 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 
 // RecordAttempts implements app.DeliveryStore: the locks and the records
 // of any number of subscriptions are one statement (D-M2-26-68,
-// D-M2-26-78), whatever the batches' sizes (ADR 0088).
+// D-M2-26-78), whatever the batches' sizes (ADR 0088); the record of one
+// subscription, a run of its own job, with the statement of one, whose
+// plan is lighter.
 func (s *DeliveryStore) RecordAttempts(ctx context.Context, rs ...app.AttemptRecord) ([]app.Recorded, error) {
 	out := make([]app.Recorded, len(rs))
 	if len(rs) == 0 {
 		return out, nil
 	}
-	var p db.WebhookSubscriptionRecordAttemptsParams
+	q, err := s.locked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows []db.WebhookSubscriptionRecordAttemptsManyRow
+	if len(rs) == 1 {
+		row, err := q.WebhookSubscriptionRecordAttempt(ctx, recordOne(rs[0]))
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, errs.Wrap(err, "apps: recording the webhook attempts failed")
+		}
+		if err == nil {
+			rows = append(rows, db.WebhookSubscriptionRecordAttemptsManyRow(row))
+		}
+	} else if rows, err = q.WebhookSubscriptionRecordAttemptsMany(ctx, recordMany(rs)); err != nil {
+		return nil, errs.Wrap(err, "apps: recording the webhook attempts failed")
+	}
+	for _, row := range rows {
+		i := int(row.Ord) - 1
+		if i < 0 || i >= len(rs) {
+			return nil, errs.Internalf("apps: a webhook record answered for no record")
+		}
+		locked := recordedTarget(row)
+		out[i] = app.Recorded{Found: true, Target: locked.target(), AsExpected: row.AsExpected,
+			Written: len(rs[i].Outcomes) > 0 && int(row.Recorded) == len(rs[i].Outcomes), Next: locked.nextHeads()}
+	}
+	return out, nil
+}
+
+// recordOne is the parameters of WebhookSubscriptionRecordAttempt for r.
+func recordOne(r app.AttemptRecord) db.WebhookSubscriptionRecordAttemptParams {
+	e := r.Expected
+	p := db.WebhookSubscriptionRecordAttemptParams{
+		ID:                        r.SubscriptionID,
+		ExpectState:               string(e.Standing.State),
+		ExpectConsecutiveFailures: int32(e.Standing.ConsecutiveFailures),
+		ExpectDisabledAt:          pg.NullTime(e.Standing.DisabledAt),
+		ExpectMaxPerSecond:        int32(e.MaxPerSecond),
+		ExpectRateWindow:          nonNil(e.RateWindow),
+		Now:                       r.Now,
+		LeaseDeliveryID:           r.LeaseDeliveryID,
+		RateWindow:                nonNil(r.RateWindow),
+		NextHeads:                 int32(min(r.NextHeads, maxInt32)),
+		DeliveryIds:               make([]ids.ID, 0, len(r.Outcomes)),
+		UnsentIds:                 make([]ids.ID, 0, len(r.Unsent)),
+		UnsentAttempts:            make([]int32, 0, len(r.Unsent)),
+	}
+	for _, o := range r.Outcomes {
+		p.DeliveryIds = append(p.DeliveryIds, o.DeliveryID)
+		p.Attempts = append(p.Attempts, int32(o.Attempt))
+		p.StoredAttempts = append(p.StoredAttempts, int32(o.StoredAttempt))
+		p.Statuses = append(p.Statuses, string(o.Status))
+		p.NextAttemptAts = append(p.NextAttemptAts, o.NextAttemptAt)
+		p.LastErrors = append(p.LastErrors, string(o.LastError))
+		p.ResponseCodes = append(p.ResponseCodes, int32(o.ResponseCode))
+		p.DeliveredAts = append(p.DeliveredAts, o.DeliveredAt)
+	}
+	for _, h := range r.Unsent {
+		p.UnsentIds = append(p.UnsentIds, h.ID)
+		p.UnsentAttempts = append(p.UnsentAttempts, int32(h.Attempt))
+	}
+	if c := r.Subscription; c != nil {
+		p.ChangeSubscription = true
+		p.State, p.DisabledAt = string(c.State), pg.NullTime(c.DisabledAt)
+		p.ConsecutiveFailures, p.DeliveredSeq = int32(c.ConsecutiveFailures), c.DeliveredSeq
+		p.SigningKeyKid = nullString(c.SigningKeyKID)
+	}
+	return p
+}
+
+// recordMany is the parameters of WebhookSubscriptionRecordAttemptsMany
+// for rs: record i is element i+1 of the arrays of one element per record
+// (generate_subscripts counts from 1).
+func recordMany(rs []app.AttemptRecord) db.WebhookSubscriptionRecordAttemptsManyParams {
+	var p db.WebhookSubscriptionRecordAttemptsManyParams
 	for i, r := range rs {
 		ord := int32(i + 1) // generate_subscripts counts from 1
 		e := r.Expected
@@ -402,24 +512,7 @@ func (s *DeliveryStore) RecordAttempts(ctx context.Context, rs ...app.AttemptRec
 	p.StoredAttempts, p.Statuses, p.NextAttemptAts = nonNil(p.StoredAttempts), nonNil(p.Statuses), nonNil(p.NextAttemptAts)
 	p.LastErrors, p.ResponseCodes, p.DeliveredAts = nonNil(p.LastErrors), nonNil(p.ResponseCodes), nonNil(p.DeliveredAts)
 	p.UnsentIds, p.UnsentOrds, p.UnsentAttempts = nonNil(p.UnsentIds), nonNil(p.UnsentOrds), nonNil(p.UnsentAttempts)
-	q, err := s.locked(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := q.WebhookSubscriptionRecordAttempts(ctx, p)
-	if err != nil {
-		return nil, errs.Wrap(err, "apps: recording the webhook attempts failed")
-	}
-	for _, row := range rows {
-		i := int(row.Ord) - 1
-		if i < 0 || i >= len(rs) {
-			return nil, errs.Internalf("apps: a webhook record answered for no record")
-		}
-		locked := recordedTarget(row)
-		out[i] = app.Recorded{Found: true, Target: locked.target(), AsExpected: row.AsExpected,
-			Written: len(rs[i].Outcomes) > 0 && int(row.Recorded) == len(rs[i].Outcomes), Next: locked.nextHeads()}
-	}
-	return out, nil
+	return p
 }
 
 // rateWindowOf maps the column rate_window to the domain's window, in UTC;

@@ -13,6 +13,113 @@ import (
 )
 
 const webhookDeliveryClaimHeads = `-- name: WebhookDeliveryClaimHeads :many
+WITH first_pending AS (
+    SELECT h.id, h.next_attempt_at <= $1::timestamptz AS due FROM webhook_deliveries h
+    WHERE h.subscription_id = $2 AND h.status = 'pending'
+    ORDER BY h.event_seq
+    LIMIT cardinality($3::uuid[])
+), fresh AS MATERIALIZED (
+    -- Once per claim: inlined, the planner ran it for every claimed row.
+    SELECT count(*) = cardinality($3::uuid[])
+           AND coalesce(bool_and(f.due AND f.id = ANY($3::uuid[])), false) AS ok
+    FROM first_pending f
+), claimed AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt + 1, updated_at = $1
+    FROM fresh
+    -- By the primary key only, as the record's update (D-SQ-17); fresh
+    -- proved the ids the subscription's, so no test of subscription_id
+    -- invites its unique index (subscription_id, event_seq) into a
+    -- BitmapAnd that reads every row of the subscription.
+    WHERE fresh.ok AND d.id = ANY($3::uuid[]) AND coalesce(d.status, '') = 'pending'
+    RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
+), leased AS (
+    UPDATE webhook_subscriptions s
+    SET lease_delivery_id = $4, lease_until = $5::timestamptz,
+        rate_window = $6::timestamptz[],
+        wake_up_at = coalesce($7::timestamptz, s.wake_up_at)
+    WHERE s.id = $2 AND EXISTS (SELECT 1 FROM claimed)
+    RETURNING s.id
+)
+SELECT c.id, c.event_seq, c.event_id, c.event_occurred_at, c.attempt, c.created_at,
+       (SELECT count(*) FROM leased)::int AS leased
+FROM claimed c
+ORDER BY c.event_seq
+`
+
+type WebhookDeliveryClaimHeadsParams struct {
+	Now             time.Time
+	SubscriptionID  ids.ID
+	Ids             []ids.ID
+	LeaseDeliveryID ids.ID
+	LeaseUntil      time.Time
+	RateWindow      []time.Time
+	WakeUpAt        *time.Time
+}
+
+type WebhookDeliveryClaimHeadsRow struct {
+	ID              ids.ID
+	EventSeq        int64
+	EventID         ids.ID
+	EventOccurredAt time.Time
+	Attempt         int32
+	CreatedAt       time.Time
+	Leased          int32
+}
+
+// The claim of one subscription's batch, as WebhookDeliveryClaimHeadsMany
+// claims several: its plan is lighter, which a run of its own job pays on
+// every batch (D-M2-26-77). Same rules:
+// Claims the heads @ids (attempt + 1 each), which the caller read under
+// the subscription's row lock, which it still holds, and found due and
+// consecutive from the subscription's head (ADR 0088); the subscription
+// takes the lease of the batch (lease_delivery_id, the first head, and
+// lease_until) and @rate_window. The heads are claimed only when they are,
+// as this statement sees them, exactly the subscription's first pending
+// rows in seq order and due: a read in the statement that took the row
+// lock sees the rows as they were before the lock waited, so a head
+// another transaction recorded or made pending meanwhile is not claimed
+// from a stale read (no row; the caller reads the heads again). With
+// @wake_up_at the claim also names the lease wake-up the caller inserts in
+// the same unit of work (ADR 0087); NULL keeps the one named. leased is 1
+// when the subscription took the lease.
+func (q *Queries) WebhookDeliveryClaimHeads(ctx context.Context, arg WebhookDeliveryClaimHeadsParams) ([]WebhookDeliveryClaimHeadsRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryClaimHeads,
+		arg.Now,
+		arg.SubscriptionID,
+		arg.Ids,
+		arg.LeaseDeliveryID,
+		arg.LeaseUntil,
+		arg.RateWindow,
+		arg.WakeUpAt,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookDeliveryClaimHeadsRow{}
+	for rows.Next() {
+		var i WebhookDeliveryClaimHeadsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventSeq,
+			&i.EventID,
+			&i.EventOccurredAt,
+			&i.Attempt,
+			&i.CreatedAt,
+			&i.Leased,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookDeliveryClaimHeadsMany = `-- name: WebhookDeliveryClaimHeadsMany :many
 WITH head AS (
     SELECT unnest($1::uuid[]) AS id, unnest($2::int[]) AS ord
 ), want AS (
@@ -76,7 +183,7 @@ FROM claimed c
 ORDER BY c.ord, c.event_seq
 `
 
-type WebhookDeliveryClaimHeadsParams struct {
+type WebhookDeliveryClaimHeadsManyParams struct {
 	HeadIds          []ids.ID
 	HeadOrds         []int32
 	SubscriptionIds  []ids.ID
@@ -89,7 +196,7 @@ type WebhookDeliveryClaimHeadsParams struct {
 	RateWindowOrds   []int32
 }
 
-type WebhookDeliveryClaimHeadsRow struct {
+type WebhookDeliveryClaimHeadsManyRow struct {
 	Ord             int32
 	ID              ids.ID
 	EventSeq        int64
@@ -100,26 +207,26 @@ type WebhookDeliveryClaimHeadsRow struct {
 	Leased          int32
 }
 
-// Claims, for each subscription of @subscription_ids (element i is claim
-// i; its heads are the elements of @head_ids whose @head_ords is i, in seq
-// order), its heads (attempt + 1 each), which the caller read under the
-// subscription's row lock, which it still holds, and found due and
-// consecutive from the subscription's head (ADR 0088); the subscription
-// takes the lease of the batch (@lease_delivery_ids, its first head, and
-// @lease_untils) and its rate window (the elements of @rate_window_ends
-// whose @rate_window_ords is i, in their order). One statement claims for
-// every run of a shared unit of work (D-M2-26-77). A subscription's heads
-// are claimed only when they are, as this statement sees them, exactly
-// its first pending rows in seq order and due at its @nows: a read in the
-// statement that took the row lock sees the rows as they were before the
-// lock waited, so a head another transaction recorded or made pending
-// meanwhile is not claimed from a stale read (no row; the caller reads the
-// heads again). Where @has_wake_ups is true the claim also names the lease
-// wake-up (@wake_up_ats) the caller inserts in the same unit of work (ADR
-// 0087); false keeps the one named. leased is 1 when the subscription took
-// the lease.
-func (q *Queries) WebhookDeliveryClaimHeads(ctx context.Context, arg WebhookDeliveryClaimHeadsParams) ([]WebhookDeliveryClaimHeadsRow, error) {
-	rows, err := q.db.Query(ctx, webhookDeliveryClaimHeads,
+// Claims the batches of several subscriptions (claim i is element i of
+// @subscription_ids; its heads are the elements of @head_ids whose
+// @head_ords is i, in seq order): attempt + 1 for each head, which the
+// caller read under the subscription's row lock, which it still holds, and
+// found due and consecutive from the subscription's head (ADR 0088); the
+// subscription takes the lease of the batch (@lease_delivery_ids, its
+// first head, and @lease_untils) and its rate window (the elements of
+// @rate_window_ends whose @rate_window_ords is i, in their order). One
+// statement claims for every run of a shared unit of work (D-M2-26-77). A
+// subscription's heads are claimed only when they are, as this statement
+// sees them, exactly its first pending rows in seq order and due at its
+// @nows: a read in the statement that took the row lock sees the rows as
+// they were before the lock waited, so a head another transaction recorded
+// or made pending meanwhile is not claimed from a stale read (no row; the
+// caller reads the heads again). Where @has_wake_ups is true the claim
+// also names the lease wake-up (@wake_up_ats) the caller inserts in the
+// same unit of work (ADR 0087); false keeps the one named. leased is 1
+// when the subscription took the lease.
+func (q *Queries) WebhookDeliveryClaimHeadsMany(ctx context.Context, arg WebhookDeliveryClaimHeadsManyParams) ([]WebhookDeliveryClaimHeadsManyRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryClaimHeadsMany,
 		arg.HeadIds,
 		arg.HeadOrds,
 		arg.SubscriptionIds,
@@ -135,9 +242,9 @@ func (q *Queries) WebhookDeliveryClaimHeads(ctx context.Context, arg WebhookDeli
 		return nil, err
 	}
 	defer rows.Close()
-	items := []WebhookDeliveryClaimHeadsRow{}
+	items := []WebhookDeliveryClaimHeadsManyRow{}
 	for rows.Next() {
-		var i WebhookDeliveryClaimHeadsRow
+		var i WebhookDeliveryClaimHeadsManyRow
 		if err := rows.Scan(
 			&i.Ord,
 			&i.ID,
@@ -723,24 +830,238 @@ func (q *Queries) WebhookSubscriptionLockLive(ctx context.Context) ([]WebhookSub
 	return items, nil
 }
 
-const webhookSubscriptionRecordAttempts = `-- name: WebhookSubscriptionRecordAttempts :many
-WITH rec AS (
-    SELECT generate_subscripts($3::uuid[], 1) AS ord, unnest($3::uuid[]) AS id,
-           unnest($4::text[]) AS expect_state,
-           unnest($5::int[]) AS expect_consecutive_failures,
-           unnest($6::boolean[]) AS expect_has_disabled_at,
-           unnest($7::timestamptz[]) AS expect_disabled_at,
-           unnest($8::int[]) AS expect_max_per_second,
-           unnest($9::timestamptz[]) AS now,
-           unnest($10::uuid[]) AS lease_delivery_id,
-           unnest($11::boolean[]) AS change_subscription,
-           unnest($12::text[]) AS state,
-           unnest($13::boolean[]) AS has_disabled_at,
-           unnest($14::timestamptz[]) AS disabled_at,
-           unnest($15::int[]) AS consecutive_failures,
-           unnest($16::bigint[]) AS delivered_seq,
-           unnest($17::text[]) AS signing_key_kid
-), locked AS (
+const webhookSubscriptionRecordAttempt = `-- name: WebhookSubscriptionRecordAttempt :one
+WITH target AS (
+    SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
+           s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
+           s.max_per_second, s.rate_window, s.wake_up_at,
+           i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
+           i.event_subscriptions, a.principal_id,
+           coalesce(s.state = $3::text
+            AND s.consecutive_failures = $4::int
+            AND s.disabled_at IS NOT DISTINCT FROM $5::timestamptz
+            AND coalesce(s.max_per_second, 0) = $6::int
+            AND s.rate_window = $7::timestamptz[], false)::boolean AS as_expected
+    FROM webhook_subscriptions s
+    JOIN app_installations i ON i.id = s.app_installation_id
+    JOIN apps a ON a.id = i.app_id
+    WHERE s.id = $8
+    FOR NO KEY UPDATE OF s
+), delivery AS (
+    -- The arrays hold one element per sent delivery of the batch, in seq
+    -- order; a row finds its element by its id (array_position). The rows
+    -- are found through the primary key (= ANY): the status is tested as
+    -- coalesce(status, '') so that the partial index of the pending rows
+    -- (webhook_deliveries_head_idx) cannot serve the test, which with
+    -- stale statistics the planner combined with the key (BitmapAnd) and
+    -- read every pending row of the table (D-SQ-17).
+    UPDATE webhook_deliveries d
+    SET status = ($9::text[])[array_position($1::uuid[], d.id)],
+        attempt = ($10::int[])[array_position($1::uuid[], d.id)],
+        next_attempt_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
+                               THEN ($11::timestamptz[])[array_position($1::uuid[], d.id)] END,
+        last_error = nullif(($12::text[])[array_position($1::uuid[], d.id)], ''),
+        response_code = nullif(($13::int[])[array_position($1::uuid[], d.id)], 0),
+        delivered_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'succeeded'
+                            THEN ($14::timestamptz[])[array_position($1::uuid[], d.id)] END,
+        updated_at = $15,
+        finished_at = CASE WHEN ($9::text[])[array_position($1::uuid[], d.id)] = 'pending'
+                           THEN NULL ELSE $15::timestamptz END
+    FROM target
+    WHERE target.as_expected
+      AND d.id = ANY($1::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = ($16::int[])[array_position($1::uuid[], d.id)]
+    RETURNING d.id
+), given_back AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt - 1, updated_at = $15
+    FROM target
+    WHERE target.as_expected
+      AND d.id = ANY($17::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = ($18::int[])[array_position($17::uuid[], d.id)]
+    RETURNING d.id
+), outcome AS (
+    SELECT count(*) > 0 AND count(*) = cardinality($1::uuid[]) AS recorded FROM delivery
+), subscription AS (
+    UPDATE webhook_subscriptions s
+    SET state = CASE WHEN o.recorded AND $19::boolean THEN $20::text ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND $19::boolean THEN $21::timestamptz ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND $19::boolean THEN $22::int ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND $19::boolean AND $23::bigint > 0
+                                  THEN GREATEST(s.last_delivered_seq, $23::bigint)
+                                  ELSE s.last_delivered_seq END,
+        signing_key_kid = CASE WHEN o.recorded AND $19::boolean
+                               THEN coalesce($24::text, s.signing_key_kid)
+                               ELSE s.signing_key_kid END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = $25 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = $25 THEN NULL ELSE s.lease_until END,
+        rate_window = $26::timestamptz[],
+        updated_at = CASE WHEN o.recorded AND $19::boolean THEN $15 ELSE s.updated_at END
+    FROM outcome o, target
+    WHERE target.as_expected AND s.id = target.id
+    RETURNING s.id
+)
+SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
+       t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
+       t.max_per_second, t.rate_window, t.wake_up_at,
+       t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
+       t.event_subscriptions, t.principal_id, t.as_expected, 1::int AS ord,
+       (SELECT count(*) FROM delivery)::int AS recorded,
+       nxt.ids::uuid[] AS next_ids,
+       nxt.seqs::bigint[] AS next_event_seqs,
+       nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
+       nxt.due_ats::timestamptz[] AS next_attempt_ats
+FROM target t
+CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(p.id ORDER BY p.event_seq), '{}') AS ids,
+           coalesce(array_agg(p.event_seq ORDER BY p.event_seq), '{}') AS seqs,
+           coalesce(array_agg(p.event_occurred_at ORDER BY p.event_seq), '{}') AS occurred_ats,
+           coalesce(array_agg(p.next_attempt_at ORDER BY p.event_seq), '{}') AS due_ats
+    FROM (
+        SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at FROM webhook_deliveries h
+        WHERE h.subscription_id = t.id AND h.status = 'pending' AND h.id <> ALL($1::uuid[])
+        ORDER BY h.event_seq
+        LIMIT $2::int
+    ) p
+) nxt
+`
+
+type WebhookSubscriptionRecordAttemptParams struct {
+	DeliveryIds               []ids.ID
+	NextHeads                 int32
+	ExpectState               string
+	ExpectConsecutiveFailures int32
+	ExpectDisabledAt          *time.Time
+	ExpectMaxPerSecond        int32
+	ExpectRateWindow          []time.Time
+	ID                        ids.ID
+	Statuses                  []string
+	StoredAttempts            []int32
+	NextAttemptAts            []time.Time
+	LastErrors                []string
+	ResponseCodes             []int32
+	DeliveredAts              []time.Time
+	Now                       time.Time
+	Attempts                  []int32
+	UnsentIds                 []ids.ID
+	UnsentAttempts            []int32
+	ChangeSubscription        bool
+	State                     string
+	DisabledAt                *time.Time
+	ConsecutiveFailures       int32
+	DeliveredSeq              int64
+	SigningKeyKid             *string
+	LeaseDeliveryID           ids.ID
+	RateWindow                []time.Time
+}
+
+type WebhookSubscriptionRecordAttemptRow struct {
+	ID                   ids.ID
+	State                string
+	Url                  string
+	EventTypes           []string
+	HmacEnabled          bool
+	HmacGeneration       int32
+	HmacRotatedAt        *time.Time
+	ConsecutiveFailures  int32
+	DisabledAt           *time.Time
+	LeaseDeliveryID      ids.ID
+	LeaseUntil           *time.Time
+	MaxPerSecond         *int32
+	RateWindow           []time.Time
+	WakeUpAt             *time.Time
+	InstallationID       ids.ID
+	AppID                ids.ID
+	InstallationState    string
+	GrantedScopes        []string
+	EventSubscriptions   []string
+	PrincipalID          ids.ID
+	AsExpected           bool
+	Ord                  int32
+	Recorded             int32
+	NextIds              []ids.ID
+	NextEventSeqs        []int64
+	NextEventOccurredAts []time.Time
+	NextAttemptAts       []time.Time
+}
+
+// The record of one subscription's batch (D-M2-26-68, ADR 0088), as
+// WebhookSubscriptionRecordAttemptsMany records several: its plan is a
+// third of theirs, which a run of its own job (one subscription) pays on
+// every batch (D-M2-26-78). Same rules: lock (FOR NO KEY UPDATE OF s),
+// written only when the subscription's standing and rate are what the
+// caller computed the record from (as_expected), each delivery only while
+// still pending with its claimed attempt, the unsent heads' attempts back,
+// the subscription's change when change_subscription and every delivery
+// was written, the lease of the batch and the rate window in any case
+// when as_expected; recorded counts the deliveries written; the next
+// heads (next_*) as they were before the statement, without the rows
+// @delivery_ids. Its row has the columns of theirs (ord 1), so one
+// mapping serves both.
+func (q *Queries) WebhookSubscriptionRecordAttempt(ctx context.Context, arg WebhookSubscriptionRecordAttemptParams) (WebhookSubscriptionRecordAttemptRow, error) {
+	row := q.db.QueryRow(ctx, webhookSubscriptionRecordAttempt,
+		arg.DeliveryIds,
+		arg.NextHeads,
+		arg.ExpectState,
+		arg.ExpectConsecutiveFailures,
+		arg.ExpectDisabledAt,
+		arg.ExpectMaxPerSecond,
+		arg.ExpectRateWindow,
+		arg.ID,
+		arg.Statuses,
+		arg.StoredAttempts,
+		arg.NextAttemptAts,
+		arg.LastErrors,
+		arg.ResponseCodes,
+		arg.DeliveredAts,
+		arg.Now,
+		arg.Attempts,
+		arg.UnsentIds,
+		arg.UnsentAttempts,
+		arg.ChangeSubscription,
+		arg.State,
+		arg.DisabledAt,
+		arg.ConsecutiveFailures,
+		arg.DeliveredSeq,
+		arg.SigningKeyKid,
+		arg.LeaseDeliveryID,
+		arg.RateWindow,
+	)
+	var i WebhookSubscriptionRecordAttemptRow
+	err := row.Scan(
+		&i.ID,
+		&i.State,
+		&i.Url,
+		&i.EventTypes,
+		&i.HmacEnabled,
+		&i.HmacGeneration,
+		&i.HmacRotatedAt,
+		&i.ConsecutiveFailures,
+		&i.DisabledAt,
+		&i.LeaseDeliveryID,
+		&i.LeaseUntil,
+		&i.MaxPerSecond,
+		&i.RateWindow,
+		&i.WakeUpAt,
+		&i.InstallationID,
+		&i.AppID,
+		&i.InstallationState,
+		&i.GrantedScopes,
+		&i.EventSubscriptions,
+		&i.PrincipalID,
+		&i.AsExpected,
+		&i.Ord,
+		&i.Recorded,
+		&i.NextIds,
+		&i.NextEventSeqs,
+		&i.NextEventOccurredAts,
+		&i.NextAttemptAts,
+	)
+	return i, err
+}
+
+const webhookSubscriptionRecordAttemptsMany = `-- name: WebhookSubscriptionRecordAttemptsMany :many
+WITH locked AS (
     -- The lock alone, as WebhookSubscriptionLockDeliveryTargets takes it:
     -- through the primary key by the parameter @ids, in the order of the
     -- ids. A join with rec here would let the planner, which cannot
@@ -759,30 +1080,32 @@ WITH rec AS (
     ORDER BY s.id
     FOR NO KEY UPDATE OF s
 ), target AS MATERIALIZED (
+    -- The values of record i are the elements i of the arrays of one
+    -- element per record.
     SELECT l.id, l.state, l.url, l.event_types, l.hmac_enabled, l.hmac_generation, l.hmac_rotated_at, l.consecutive_failures, l.disabled_at, l.lease_delivery_id, l.lease_until, l.max_per_second, l.rate_window, l.wake_up_at, l.installation_id, l.app_id, l.installation_state, l.granted_scopes, l.event_subscriptions, l.principal_id, l.ord,
-           coalesce(l.state = r.expect_state
-            AND l.consecutive_failures = r.expect_consecutive_failures
-            AND l.disabled_at IS NOT DISTINCT FROM (CASE WHEN r.expect_has_disabled_at THEN r.expect_disabled_at END)
-            AND coalesce(l.max_per_second, 0) = r.expect_max_per_second
+           coalesce(l.state = ($4::text[])[l.ord]
+            AND l.consecutive_failures = ($5::int[])[l.ord]
+            AND l.disabled_at IS NOT DISTINCT FROM (CASE WHEN ($6::boolean[])[l.ord]
+                                                         THEN ($7::timestamptz[])[l.ord] END)
+            AND coalesce(l.max_per_second, 0) = ($8::int[])[l.ord]
             AND l.rate_window = coalesce((
                 SELECT array_agg(w.ends ORDER BY w.at)
                 FROM (
-                    SELECT generate_subscripts($18::timestamptz[], 1) AS at,
-                           unnest($19::int[]) AS ord,
-                           unnest($18::timestamptz[]) AS ends
+                    SELECT generate_subscripts($9::timestamptz[], 1) AS at,
+                           unnest($10::int[]) AS ord,
+                           unnest($9::timestamptz[]) AS ends
                 ) AS w
-                WHERE w.ord = r.ord), '{}'), false)::boolean AS as_expected
+                WHERE w.ord = l.ord), '{}'), false)::boolean AS as_expected
     FROM locked l
-    JOIN rec r ON r.ord = l.ord
 ), sent AS (
-    SELECT unnest($1::uuid[]) AS id, unnest($20::int[]) AS ord,
-           unnest($21::int[]) AS attempt, unnest($22::int[]) AS stored_attempt,
-           unnest($23::text[]) AS status, unnest($24::timestamptz[]) AS next_attempt_at,
-           unnest($25::text[]) AS last_error, unnest($26::int[]) AS response_code,
-           unnest($27::timestamptz[]) AS delivered_at
+    SELECT unnest($1::uuid[]) AS id, unnest($11::int[]) AS ord,
+           unnest($12::int[]) AS attempt, unnest($13::int[]) AS stored_attempt,
+           unnest($14::text[]) AS status, unnest($15::timestamptz[]) AS next_attempt_at,
+           unnest($16::text[]) AS last_error, unnest($17::int[]) AS response_code,
+           unnest($18::timestamptz[]) AS delivered_at
 ), unsent AS (
-    SELECT unnest($28::uuid[]) AS id, unnest($29::int[]) AS ord,
-           unnest($30::int[]) AS attempt
+    SELECT unnest($19::uuid[]) AS id, unnest($20::int[]) AS ord,
+           unnest($21::int[]) AS attempt
 ), delivery AS (
     -- The rows are found through the primary key (= ANY) by the parameter
     -- arrays, each meeting its element by a join (sent), never by a search
@@ -799,8 +1122,8 @@ WITH rec AS (
         last_error = nullif(o.last_error, ''),
         response_code = nullif(o.response_code, 0),
         delivered_at = CASE WHEN o.status = 'succeeded' THEN o.delivered_at END,
-        updated_at = ($9::timestamptz[])[o.ord],
-        finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE ($9::timestamptz[])[o.ord] END
+        updated_at = ($22::timestamptz[])[o.ord],
+        finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE ($22::timestamptz[])[o.ord] END
     FROM sent o
     WHERE d.id = ANY($1::uuid[]) AND d.id = o.id AND coalesce(d.status, '') = 'pending'
       AND d.attempt = o.attempt
@@ -808,38 +1131,38 @@ WITH rec AS (
     RETURNING o.ord
 ), given_back AS (
     UPDATE webhook_deliveries d
-    SET attempt = d.attempt - 1, updated_at = ($9::timestamptz[])[u.ord]
+    SET attempt = d.attempt - 1, updated_at = ($22::timestamptz[])[u.ord]
     FROM unsent u
-    WHERE d.id = ANY($28::uuid[]) AND d.id = u.id AND coalesce(d.status, '') = 'pending'
+    WHERE d.id = ANY($19::uuid[]) AND d.id = u.id AND coalesce(d.status, '') = 'pending'
       AND d.attempt = u.attempt
       AND u.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
 ), outcome AS (
-    -- A record is written when every delivery it sent was.
-    SELECT t.id, r.ord, r.now, r.lease_delivery_id, r.change_subscription, r.state, r.has_disabled_at,
-           r.disabled_at, r.consecutive_failures, r.delivered_seq, r.signing_key_kid,
+    -- A record is written when every delivery it sent was; it changes
+    -- its subscription only then.
+    SELECT t.id, t.ord,
            coalesce((SELECT count(*) FROM delivery x WHERE x.ord = t.ord) > 0
                     AND (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)
                         = (SELECT count(*) FROM sent o WHERE o.ord = t.ord),
-                    false) AS recorded
+                    false) AND ($23::boolean[])[t.ord] AS changes
     FROM target t
-    JOIN rec r ON r.ord = t.ord
     WHERE t.as_expected
 ), subscription AS (
     UPDATE webhook_subscriptions s
-    SET state = CASE WHEN o.recorded AND o.change_subscription THEN o.state ELSE s.state END,
-        disabled_at = CASE WHEN o.recorded AND o.change_subscription
-                           THEN (CASE WHEN o.has_disabled_at THEN o.disabled_at END) ELSE s.disabled_at END,
-        consecutive_failures = CASE WHEN o.recorded AND o.change_subscription
-                                    THEN o.consecutive_failures ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND o.change_subscription AND o.delivered_seq > 0
-                                  THEN GREATEST(s.last_delivered_seq, o.delivered_seq)
+    SET state = CASE WHEN o.changes THEN ($24::text[])[o.ord] ELSE s.state END,
+        disabled_at = CASE WHEN o.changes
+                           THEN (CASE WHEN ($25::boolean[])[o.ord] THEN ($26::timestamptz[])[o.ord] END)
+                           ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.changes THEN ($27::int[])[o.ord] ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.changes AND ($28::bigint[])[o.ord] > 0
+                                  THEN GREATEST(s.last_delivered_seq, ($28::bigint[])[o.ord])
                                   ELSE s.last_delivered_seq END,
-        signing_key_kid = CASE WHEN o.recorded AND o.change_subscription
-                               THEN coalesce(nullif(o.signing_key_kid, ''), s.signing_key_kid)
+        signing_key_kid = CASE WHEN o.changes
+                               THEN coalesce(nullif(($29::text[])[o.ord], ''), s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = o.lease_delivery_id THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = o.lease_delivery_id THEN NULL ELSE s.lease_until END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = ($30::uuid[])[o.ord]
+                                 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = ($30::uuid[])[o.ord] THEN NULL ELSE s.lease_until END,
         rate_window = coalesce((
             SELECT array_agg(w.ends ORDER BY w.at)
             FROM (
@@ -847,7 +1170,7 @@ WITH rec AS (
                        unnest($32::int[]) AS ord, unnest($31::timestamptz[]) AS ends
             ) AS w
             WHERE w.ord = o.ord), '{}'),
-        updated_at = CASE WHEN o.recorded AND o.change_subscription THEN o.now ELSE s.updated_at END
+        updated_at = CASE WHEN o.changes THEN ($22::timestamptz[])[o.ord] ELSE s.updated_at END
     FROM outcome o
     WHERE s.id = ANY($3::uuid[]) AND s.id = o.id
     RETURNING s.id
@@ -878,7 +1201,7 @@ CROSS JOIN LATERAL (
 ORDER BY t.ord
 `
 
-type WebhookSubscriptionRecordAttemptsParams struct {
+type WebhookSubscriptionRecordAttemptsManyParams struct {
 	DeliveryIds               []ids.ID
 	NextHeads                 int32
 	Ids                       []ids.ID
@@ -887,15 +1210,6 @@ type WebhookSubscriptionRecordAttemptsParams struct {
 	ExpectHasDisabledAts      []bool
 	ExpectDisabledAts         []time.Time
 	ExpectMaxPerSeconds       []int32
-	Nows                      []time.Time
-	LeaseDeliveryIds          []ids.ID
-	ChangeSubscriptions       []bool
-	States                    []string
-	HasDisabledAts            []bool
-	DisabledAts               []time.Time
-	ConsecutiveFailures       []int32
-	DeliveredSeqs             []int64
-	SigningKeyKids            []string
 	ExpectRateWindowEnds      []time.Time
 	ExpectRateWindowOrds      []int32
 	DeliveryOrds              []int32
@@ -909,11 +1223,20 @@ type WebhookSubscriptionRecordAttemptsParams struct {
 	UnsentIds                 []ids.ID
 	UnsentOrds                []int32
 	UnsentAttempts            []int32
+	Nows                      []time.Time
+	ChangeSubscriptions       []bool
+	States                    []string
+	HasDisabledAts            []bool
+	DisabledAts               []time.Time
+	ConsecutiveFailures       []int32
+	DeliveredSeqs             []int64
+	SigningKeyKids            []string
+	LeaseDeliveryIds          []ids.ID
 	RateWindowEnds            []time.Time
 	RateWindowOrds            []int32
 }
 
-type WebhookSubscriptionRecordAttemptsRow struct {
+type WebhookSubscriptionRecordAttemptsManyRow struct {
 	ID                   ids.ID
 	State                string
 	Url                  string
@@ -943,7 +1266,7 @@ type WebhookSubscriptionRecordAttemptsRow struct {
 	NextAttemptAts       []time.Time
 }
 
-// Records the sent attempts of the batches of one or more subscriptions
+// Records the sent attempts of the batches of several subscriptions
 // (D-M2-26-68, ADR 0088) with one statement (D-M2-26-78): record i (the
 // elements i of @ids and of every other array of one element per record)
 // locks the subscription @ids[i] (FOR NO KEY UPDATE OF s, in the order of
@@ -975,8 +1298,8 @@ type WebhookSubscriptionRecordAttemptsRow struct {
 // before this statement, so a head given back is named with the time it
 // is due. Every write finds its rows through the primary keys of the
 // parameter arrays, never a join with a CTE (D-SQ-17, D-M2-26-77).
-func (q *Queries) WebhookSubscriptionRecordAttempts(ctx context.Context, arg WebhookSubscriptionRecordAttemptsParams) ([]WebhookSubscriptionRecordAttemptsRow, error) {
-	rows, err := q.db.Query(ctx, webhookSubscriptionRecordAttempts,
+func (q *Queries) WebhookSubscriptionRecordAttemptsMany(ctx context.Context, arg WebhookSubscriptionRecordAttemptsManyParams) ([]WebhookSubscriptionRecordAttemptsManyRow, error) {
+	rows, err := q.db.Query(ctx, webhookSubscriptionRecordAttemptsMany,
 		arg.DeliveryIds,
 		arg.NextHeads,
 		arg.Ids,
@@ -985,15 +1308,6 @@ func (q *Queries) WebhookSubscriptionRecordAttempts(ctx context.Context, arg Web
 		arg.ExpectHasDisabledAts,
 		arg.ExpectDisabledAts,
 		arg.ExpectMaxPerSeconds,
-		arg.Nows,
-		arg.LeaseDeliveryIds,
-		arg.ChangeSubscriptions,
-		arg.States,
-		arg.HasDisabledAts,
-		arg.DisabledAts,
-		arg.ConsecutiveFailures,
-		arg.DeliveredSeqs,
-		arg.SigningKeyKids,
 		arg.ExpectRateWindowEnds,
 		arg.ExpectRateWindowOrds,
 		arg.DeliveryOrds,
@@ -1007,6 +1321,15 @@ func (q *Queries) WebhookSubscriptionRecordAttempts(ctx context.Context, arg Web
 		arg.UnsentIds,
 		arg.UnsentOrds,
 		arg.UnsentAttempts,
+		arg.Nows,
+		arg.ChangeSubscriptions,
+		arg.States,
+		arg.HasDisabledAts,
+		arg.DisabledAts,
+		arg.ConsecutiveFailures,
+		arg.DeliveredSeqs,
+		arg.SigningKeyKids,
+		arg.LeaseDeliveryIds,
 		arg.RateWindowEnds,
 		arg.RateWindowOrds,
 	)
@@ -1014,9 +1337,9 @@ func (q *Queries) WebhookSubscriptionRecordAttempts(ctx context.Context, arg Web
 		return nil, err
 	}
 	defer rows.Close()
-	items := []WebhookSubscriptionRecordAttemptsRow{}
+	items := []WebhookSubscriptionRecordAttemptsManyRow{}
 	for rows.Next() {
-		var i WebhookSubscriptionRecordAttemptsRow
+		var i WebhookSubscriptionRecordAttemptsManyRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.State,

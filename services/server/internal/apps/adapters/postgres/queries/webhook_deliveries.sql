@@ -114,25 +114,25 @@ WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
 ORDER BY h.event_seq
 LIMIT @max_heads::int;
 
--- name: WebhookDeliveryClaimHeads :many
--- Claims, for each subscription of @subscription_ids (element i is claim
--- i; its heads are the elements of @head_ids whose @head_ords is i, in seq
--- order), its heads (attempt + 1 each), which the caller read under the
--- subscription's row lock, which it still holds, and found due and
--- consecutive from the subscription's head (ADR 0088); the subscription
--- takes the lease of the batch (@lease_delivery_ids, its first head, and
--- @lease_untils) and its rate window (the elements of @rate_window_ends
--- whose @rate_window_ords is i, in their order). One statement claims for
--- every run of a shared unit of work (D-M2-26-77). A subscription's heads
--- are claimed only when they are, as this statement sees them, exactly
--- its first pending rows in seq order and due at its @nows: a read in the
--- statement that took the row lock sees the rows as they were before the
--- lock waited, so a head another transaction recorded or made pending
--- meanwhile is not claimed from a stale read (no row; the caller reads the
--- heads again). Where @has_wake_ups is true the claim also names the lease
--- wake-up (@wake_up_ats) the caller inserts in the same unit of work (ADR
--- 0087); false keeps the one named. leased is 1 when the subscription took
--- the lease.
+-- name: WebhookDeliveryClaimHeadsMany :many
+-- Claims the batches of several subscriptions (claim i is element i of
+-- @subscription_ids; its heads are the elements of @head_ids whose
+-- @head_ords is i, in seq order): attempt + 1 for each head, which the
+-- caller read under the subscription's row lock, which it still holds, and
+-- found due and consecutive from the subscription's head (ADR 0088); the
+-- subscription takes the lease of the batch (@lease_delivery_ids, its
+-- first head, and @lease_untils) and its rate window (the elements of
+-- @rate_window_ends whose @rate_window_ords is i, in their order). One
+-- statement claims for every run of a shared unit of work (D-M2-26-77). A
+-- subscription's heads are claimed only when they are, as this statement
+-- sees them, exactly its first pending rows in seq order and due at its
+-- @nows: a read in the statement that took the row lock sees the rows as
+-- they were before the lock waited, so a head another transaction recorded
+-- or made pending meanwhile is not claimed from a stale read (no row; the
+-- caller reads the heads again). Where @has_wake_ups is true the claim
+-- also names the lease wake-up (@wake_up_ats) the caller inserts in the
+-- same unit of work (ADR 0087); false keeps the one named. leased is 1
+-- when the subscription took the lease.
 WITH head AS (
     SELECT unnest(@head_ids::uuid[]) AS id, unnest(@head_ords::int[]) AS ord
 ), want AS (
@@ -194,6 +194,56 @@ SELECT c.ord::int AS ord, c.id, c.event_seq, c.event_id, c.event_occurred_at, c.
        (SELECT count(*) FROM leased l WHERE l.ord = c.ord)::int AS leased
 FROM claimed c
 ORDER BY c.ord, c.event_seq;
+
+-- name: WebhookDeliveryClaimHeads :many
+-- The claim of one subscription's batch, as WebhookDeliveryClaimHeadsMany
+-- claims several: its plan is lighter, which a run of its own job pays on
+-- every batch (D-M2-26-77). Same rules:
+-- Claims the heads @ids (attempt + 1 each), which the caller read under
+-- the subscription's row lock, which it still holds, and found due and
+-- consecutive from the subscription's head (ADR 0088); the subscription
+-- takes the lease of the batch (lease_delivery_id, the first head, and
+-- lease_until) and @rate_window. The heads are claimed only when they are,
+-- as this statement sees them, exactly the subscription's first pending
+-- rows in seq order and due: a read in the statement that took the row
+-- lock sees the rows as they were before the lock waited, so a head
+-- another transaction recorded or made pending meanwhile is not claimed
+-- from a stale read (no row; the caller reads the heads again). With
+-- @wake_up_at the claim also names the lease wake-up the caller inserts in
+-- the same unit of work (ADR 0087); NULL keeps the one named. leased is 1
+-- when the subscription took the lease.
+WITH first_pending AS (
+    SELECT h.id, h.next_attempt_at <= @now::timestamptz AS due FROM webhook_deliveries h
+    WHERE h.subscription_id = @subscription_id AND h.status = 'pending'
+    ORDER BY h.event_seq
+    LIMIT cardinality(@ids::uuid[])
+), fresh AS MATERIALIZED (
+    -- Once per claim: inlined, the planner ran it for every claimed row.
+    SELECT count(*) = cardinality(@ids::uuid[])
+           AND coalesce(bool_and(f.due AND f.id = ANY(@ids::uuid[])), false) AS ok
+    FROM first_pending f
+), claimed AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt + 1, updated_at = @now
+    FROM fresh
+    -- By the primary key only, as the record's update (D-SQ-17); fresh
+    -- proved the ids the subscription's, so no test of subscription_id
+    -- invites its unique index (subscription_id, event_seq) into a
+    -- BitmapAnd that reads every row of the subscription.
+    WHERE fresh.ok AND d.id = ANY(@ids::uuid[]) AND coalesce(d.status, '') = 'pending'
+    RETURNING d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
+), leased AS (
+    UPDATE webhook_subscriptions s
+    SET lease_delivery_id = @lease_delivery_id, lease_until = @lease_until::timestamptz,
+        rate_window = @rate_window::timestamptz[],
+        wake_up_at = coalesce(sqlc.narg(wake_up_at)::timestamptz, s.wake_up_at)
+    WHERE s.id = @subscription_id AND EXISTS (SELECT 1 FROM claimed)
+    RETURNING s.id
+)
+SELECT c.id, c.event_seq, c.event_id, c.event_occurred_at, c.attempt, c.created_at,
+       (SELECT count(*) FROM leased)::int AS leased
+FROM claimed c
+ORDER BY c.event_seq;
 
 -- name: WebhookDeliveryFinishUnsent :execrows
 -- A head that ends without a request, before any claim: its attempt
@@ -263,8 +313,8 @@ CROSS JOIN LATERAL (
 ) nxt
 ORDER BY t.id;
 
--- name: WebhookSubscriptionRecordAttempts :many
--- Records the sent attempts of the batches of one or more subscriptions
+-- name: WebhookSubscriptionRecordAttemptsMany :many
+-- Records the sent attempts of the batches of several subscriptions
 -- (D-M2-26-68, ADR 0088) with one statement (D-M2-26-78): record i (the
 -- elements i of @ids and of every other array of one element per record)
 -- locks the subscription @ids[i] (FOR NO KEY UPDATE OF s, in the order of
@@ -296,23 +346,7 @@ ORDER BY t.id;
 -- before this statement, so a head given back is named with the time it
 -- is due. Every write finds its rows through the primary keys of the
 -- parameter arrays, never a join with a CTE (D-SQ-17, D-M2-26-77).
-WITH rec AS (
-    SELECT generate_subscripts(@ids::uuid[], 1) AS ord, unnest(@ids::uuid[]) AS id,
-           unnest(@expect_states::text[]) AS expect_state,
-           unnest(@expect_consecutive_failures::int[]) AS expect_consecutive_failures,
-           unnest(@expect_has_disabled_ats::boolean[]) AS expect_has_disabled_at,
-           unnest(@expect_disabled_ats::timestamptz[]) AS expect_disabled_at,
-           unnest(@expect_max_per_seconds::int[]) AS expect_max_per_second,
-           unnest(@nows::timestamptz[]) AS now,
-           unnest(@lease_delivery_ids::uuid[]) AS lease_delivery_id,
-           unnest(@change_subscriptions::boolean[]) AS change_subscription,
-           unnest(@states::text[]) AS state,
-           unnest(@has_disabled_ats::boolean[]) AS has_disabled_at,
-           unnest(@disabled_ats::timestamptz[]) AS disabled_at,
-           unnest(@consecutive_failures::int[]) AS consecutive_failures,
-           unnest(@delivered_seqs::bigint[]) AS delivered_seq,
-           unnest(@signing_key_kids::text[]) AS signing_key_kid
-), locked AS (
+WITH locked AS (
     -- The lock alone, as WebhookSubscriptionLockDeliveryTargets takes it:
     -- through the primary key by the parameter @ids, in the order of the
     -- ids. A join with rec here would let the planner, which cannot
@@ -331,11 +365,14 @@ WITH rec AS (
     ORDER BY s.id
     FOR NO KEY UPDATE OF s
 ), target AS MATERIALIZED (
+    -- The values of record i are the elements i of the arrays of one
+    -- element per record.
     SELECT l.*,
-           coalesce(l.state = r.expect_state
-            AND l.consecutive_failures = r.expect_consecutive_failures
-            AND l.disabled_at IS NOT DISTINCT FROM (CASE WHEN r.expect_has_disabled_at THEN r.expect_disabled_at END)
-            AND coalesce(l.max_per_second, 0) = r.expect_max_per_second
+           coalesce(l.state = (@expect_states::text[])[l.ord]
+            AND l.consecutive_failures = (@expect_consecutive_failures::int[])[l.ord]
+            AND l.disabled_at IS NOT DISTINCT FROM (CASE WHEN (@expect_has_disabled_ats::boolean[])[l.ord]
+                                                         THEN (@expect_disabled_ats::timestamptz[])[l.ord] END)
+            AND coalesce(l.max_per_second, 0) = (@expect_max_per_seconds::int[])[l.ord]
             AND l.rate_window = coalesce((
                 SELECT array_agg(w.ends ORDER BY w.at)
                 FROM (
@@ -343,9 +380,8 @@ WITH rec AS (
                            unnest(@expect_rate_window_ords::int[]) AS ord,
                            unnest(@expect_rate_window_ends::timestamptz[]) AS ends
                 ) AS w
-                WHERE w.ord = r.ord), '{}'), false)::boolean AS as_expected
+                WHERE w.ord = l.ord), '{}'), false)::boolean AS as_expected
     FROM locked l
-    JOIN rec r ON r.ord = l.ord
 ), sent AS (
     SELECT unnest(@delivery_ids::uuid[]) AS id, unnest(@delivery_ords::int[]) AS ord,
            unnest(@attempts::int[]) AS attempt, unnest(@stored_attempts::int[]) AS stored_attempt,
@@ -387,31 +423,31 @@ WITH rec AS (
       AND u.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
 ), outcome AS (
-    -- A record is written when every delivery it sent was.
-    SELECT t.id, r.ord, r.now, r.lease_delivery_id, r.change_subscription, r.state, r.has_disabled_at,
-           r.disabled_at, r.consecutive_failures, r.delivered_seq, r.signing_key_kid,
+    -- A record is written when every delivery it sent was; it changes
+    -- its subscription only then.
+    SELECT t.id, t.ord,
            coalesce((SELECT count(*) FROM delivery x WHERE x.ord = t.ord) > 0
                     AND (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)
                         = (SELECT count(*) FROM sent o WHERE o.ord = t.ord),
-                    false) AS recorded
+                    false) AND (@change_subscriptions::boolean[])[t.ord] AS changes
     FROM target t
-    JOIN rec r ON r.ord = t.ord
     WHERE t.as_expected
 ), subscription AS (
     UPDATE webhook_subscriptions s
-    SET state = CASE WHEN o.recorded AND o.change_subscription THEN o.state ELSE s.state END,
-        disabled_at = CASE WHEN o.recorded AND o.change_subscription
-                           THEN (CASE WHEN o.has_disabled_at THEN o.disabled_at END) ELSE s.disabled_at END,
-        consecutive_failures = CASE WHEN o.recorded AND o.change_subscription
-                                    THEN o.consecutive_failures ELSE s.consecutive_failures END,
-        last_delivered_seq = CASE WHEN o.recorded AND o.change_subscription AND o.delivered_seq > 0
-                                  THEN GREATEST(s.last_delivered_seq, o.delivered_seq)
+    SET state = CASE WHEN o.changes THEN (@states::text[])[o.ord] ELSE s.state END,
+        disabled_at = CASE WHEN o.changes
+                           THEN (CASE WHEN (@has_disabled_ats::boolean[])[o.ord] THEN (@disabled_ats::timestamptz[])[o.ord] END)
+                           ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.changes THEN (@consecutive_failures::int[])[o.ord] ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.changes AND (@delivered_seqs::bigint[])[o.ord] > 0
+                                  THEN GREATEST(s.last_delivered_seq, (@delivered_seqs::bigint[])[o.ord])
                                   ELSE s.last_delivered_seq END,
-        signing_key_kid = CASE WHEN o.recorded AND o.change_subscription
-                               THEN coalesce(nullif(o.signing_key_kid, ''), s.signing_key_kid)
+        signing_key_kid = CASE WHEN o.changes
+                               THEN coalesce(nullif((@signing_key_kids::text[])[o.ord], ''), s.signing_key_kid)
                                ELSE s.signing_key_kid END,
-        lease_delivery_id = CASE WHEN s.lease_delivery_id = o.lease_delivery_id THEN NULL ELSE s.lease_delivery_id END,
-        lease_until = CASE WHEN s.lease_delivery_id = o.lease_delivery_id THEN NULL ELSE s.lease_until END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = (@lease_delivery_ids::uuid[])[o.ord]
+                                 THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = (@lease_delivery_ids::uuid[])[o.ord] THEN NULL ELSE s.lease_until END,
         rate_window = coalesce((
             SELECT array_agg(w.ends ORDER BY w.at)
             FROM (
@@ -419,7 +455,7 @@ WITH rec AS (
                        unnest(@rate_window_ords::int[]) AS ord, unnest(@rate_window_ends::timestamptz[]) AS ends
             ) AS w
             WHERE w.ord = o.ord), '{}'),
-        updated_at = CASE WHEN o.recorded AND o.change_subscription THEN o.now ELSE s.updated_at END
+        updated_at = CASE WHEN o.changes THEN (@nows::timestamptz[])[o.ord] ELSE s.updated_at END
     FROM outcome o
     WHERE s.id = ANY(@ids::uuid[]) AND s.id = o.id
     RETURNING s.id
@@ -448,6 +484,114 @@ CROSS JOIN LATERAL (
     ) p
 ) nxt
 ORDER BY t.ord;
+
+-- name: WebhookSubscriptionRecordAttempt :one
+-- The record of one subscription's batch (D-M2-26-68, ADR 0088), as
+-- WebhookSubscriptionRecordAttemptsMany records several: its plan is a
+-- third of theirs, which a run of its own job (one subscription) pays on
+-- every batch (D-M2-26-78). Same rules: lock (FOR NO KEY UPDATE OF s),
+-- written only when the subscription's standing and rate are what the
+-- caller computed the record from (as_expected), each delivery only while
+-- still pending with its claimed attempt, the unsent heads' attempts back,
+-- the subscription's change when change_subscription and every delivery
+-- was written, the lease of the batch and the rate window in any case
+-- when as_expected; recorded counts the deliveries written; the next
+-- heads (next_*) as they were before the statement, without the rows
+-- @delivery_ids. Its row has the columns of theirs (ord 1), so one
+-- mapping serves both.
+WITH target AS (
+    SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
+           s.consecutive_failures, s.disabled_at, s.lease_delivery_id, s.lease_until,
+           s.max_per_second, s.rate_window, s.wake_up_at,
+           i.id AS installation_id, i.app_id, i.state AS installation_state, i.granted_scopes,
+           i.event_subscriptions, a.principal_id,
+           coalesce(s.state = @expect_state::text
+            AND s.consecutive_failures = @expect_consecutive_failures::int
+            AND s.disabled_at IS NOT DISTINCT FROM sqlc.narg(expect_disabled_at)::timestamptz
+            AND coalesce(s.max_per_second, 0) = @expect_max_per_second::int
+            AND s.rate_window = @expect_rate_window::timestamptz[], false)::boolean AS as_expected
+    FROM webhook_subscriptions s
+    JOIN app_installations i ON i.id = s.app_installation_id
+    JOIN apps a ON a.id = i.app_id
+    WHERE s.id = @id
+    FOR NO KEY UPDATE OF s
+), delivery AS (
+    -- The arrays hold one element per sent delivery of the batch, in seq
+    -- order; a row finds its element by its id (array_position). The rows
+    -- are found through the primary key (= ANY): the status is tested as
+    -- coalesce(status, '') so that the partial index of the pending rows
+    -- (webhook_deliveries_head_idx) cannot serve the test, which with
+    -- stale statistics the planner combined with the key (BitmapAnd) and
+    -- read every pending row of the table (D-SQ-17).
+    UPDATE webhook_deliveries d
+    SET status = (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)],
+        attempt = (@stored_attempts::int[])[array_position(@delivery_ids::uuid[], d.id)],
+        next_attempt_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'pending'
+                               THEN (@next_attempt_ats::timestamptz[])[array_position(@delivery_ids::uuid[], d.id)] END,
+        last_error = nullif((@last_errors::text[])[array_position(@delivery_ids::uuid[], d.id)], ''),
+        response_code = nullif((@response_codes::int[])[array_position(@delivery_ids::uuid[], d.id)], 0),
+        delivered_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'succeeded'
+                            THEN (@delivered_ats::timestamptz[])[array_position(@delivery_ids::uuid[], d.id)] END,
+        updated_at = @now,
+        finished_at = CASE WHEN (@statuses::text[])[array_position(@delivery_ids::uuid[], d.id)] = 'pending'
+                           THEN NULL ELSE @now::timestamptz END
+    FROM target
+    WHERE target.as_expected
+      AND d.id = ANY(@delivery_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = (@attempts::int[])[array_position(@delivery_ids::uuid[], d.id)]
+    RETURNING d.id
+), given_back AS (
+    UPDATE webhook_deliveries d
+    SET attempt = d.attempt - 1, updated_at = @now
+    FROM target
+    WHERE target.as_expected
+      AND d.id = ANY(@unsent_ids::uuid[]) AND coalesce(d.status, '') = 'pending'
+      AND d.attempt = (@unsent_attempts::int[])[array_position(@unsent_ids::uuid[], d.id)]
+    RETURNING d.id
+), outcome AS (
+    SELECT count(*) > 0 AND count(*) = cardinality(@delivery_ids::uuid[]) AS recorded FROM delivery
+), subscription AS (
+    UPDATE webhook_subscriptions s
+    SET state = CASE WHEN o.recorded AND @change_subscription::boolean THEN @state::text ELSE s.state END,
+        disabled_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN sqlc.narg(disabled_at)::timestamptz ELSE s.disabled_at END,
+        consecutive_failures = CASE WHEN o.recorded AND @change_subscription::boolean THEN @consecutive_failures::int ELSE s.consecutive_failures END,
+        last_delivered_seq = CASE WHEN o.recorded AND @change_subscription::boolean AND @delivered_seq::bigint > 0
+                                  THEN GREATEST(s.last_delivered_seq, @delivered_seq::bigint)
+                                  ELSE s.last_delivered_seq END,
+        signing_key_kid = CASE WHEN o.recorded AND @change_subscription::boolean
+                               THEN coalesce(sqlc.narg(signing_key_kid)::text, s.signing_key_kid)
+                               ELSE s.signing_key_kid END,
+        lease_delivery_id = CASE WHEN s.lease_delivery_id = @lease_delivery_id THEN NULL ELSE s.lease_delivery_id END,
+        lease_until = CASE WHEN s.lease_delivery_id = @lease_delivery_id THEN NULL ELSE s.lease_until END,
+        rate_window = @rate_window::timestamptz[],
+        updated_at = CASE WHEN o.recorded AND @change_subscription::boolean THEN @now ELSE s.updated_at END
+    FROM outcome o, target
+    WHERE target.as_expected AND s.id = target.id
+    RETURNING s.id
+)
+SELECT t.id, t.state, t.url, t.event_types, t.hmac_enabled, t.hmac_generation, t.hmac_rotated_at,
+       t.consecutive_failures, t.disabled_at, t.lease_delivery_id, t.lease_until,
+       t.max_per_second, t.rate_window, t.wake_up_at,
+       t.installation_id, t.app_id, t.installation_state, t.granted_scopes,
+       t.event_subscriptions, t.principal_id, t.as_expected, 1::int AS ord,
+       (SELECT count(*) FROM delivery)::int AS recorded,
+       nxt.ids::uuid[] AS next_ids,
+       nxt.seqs::bigint[] AS next_event_seqs,
+       nxt.occurred_ats::timestamptz[] AS next_event_occurred_ats,
+       nxt.due_ats::timestamptz[] AS next_attempt_ats
+FROM target t
+CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(p.id ORDER BY p.event_seq), '{}') AS ids,
+           coalesce(array_agg(p.event_seq ORDER BY p.event_seq), '{}') AS seqs,
+           coalesce(array_agg(p.event_occurred_at ORDER BY p.event_seq), '{}') AS occurred_ats,
+           coalesce(array_agg(p.next_attempt_at ORDER BY p.event_seq), '{}') AS due_ats
+    FROM (
+        SELECT h.id, h.event_seq, h.event_occurred_at, h.next_attempt_at FROM webhook_deliveries h
+        WHERE h.subscription_id = t.id AND h.status = 'pending' AND h.id <> ALL(@delivery_ids::uuid[])
+        ORDER BY h.event_seq
+        LIMIT @next_heads::int
+    ) p
+) nxt;
 
 -- name: WebhookDeliveryMarkHeadStalled :one
 -- The head of a subscription whose delivery job spent its runs on errors
