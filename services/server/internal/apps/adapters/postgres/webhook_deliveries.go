@@ -169,9 +169,8 @@ func (s *DeliveryStore) PendingHeads(ctx context.Context, subscriptionID ids.ID,
 
 // lockedTarget is a row of WebhookSubscriptionLockDeliveryTargets, or the
 // part of a row of WebhookSubscriptionRecordAttemptsMany (or of
-// WebhookSubscriptionRecordAttempt, whose columns are the same) that names
-// the locked
-// subscription and its next heads (recordedTarget).
+// WebhookSubscriptionRecordAttempt, whose columns are the same) that
+// names the locked subscription and its next heads (recordedTarget).
 type lockedTarget db.WebhookSubscriptionLockDeliveryTargetsRow
 
 // recordedTarget is the locked subscription and the next heads of r.
@@ -262,12 +261,16 @@ func (s *DeliveryStore) SetSubscriptionState(ctx context.Context, id ids.ID, sta
 // number of claims (D-M2-26-77): the claim of one subscription, a run of
 // its own job, with the statement of one, whose plan is lighter.
 func (s *DeliveryStore) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest) ([][]app.ClaimedHead, error) {
+	out := make([][]app.ClaimedHead, len(cs))
 	for _, c := range cs {
 		if len(c.Heads) == 0 {
 			return nil, errs.Internalf("apps: a claim of no webhook heads")
 		}
 	}
-	if len(cs) == 1 {
+	switch len(cs) {
+	case 0:
+		return out, nil
+	case 1:
 		claimed, err := s.claimOne(ctx, cs[0])
 		return [][]app.ClaimedHead{claimed}, err
 	}
@@ -286,10 +289,6 @@ func (s *DeliveryStore) ClaimHeads(ctx context.Context, cs ...app.HeadClaimReque
 		for _, end := range c.RateWindow {
 			p.RateWindowEnds, p.RateWindowOrds = append(p.RateWindowEnds, end), append(p.RateWindowOrds, ord)
 		}
-	}
-	out := make([][]app.ClaimedHead, len(cs))
-	if len(cs) == 0 {
-		return out, nil
 	}
 	p.HeadIds, p.HeadOrds = nonNil(p.HeadIds), nonNil(p.HeadOrds)
 	p.RateWindowEnds, p.RateWindowOrds = nonNil(p.RateWindowEnds), nonNil(p.RateWindowOrds)
