@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/otel/attr"
 )
 
 // createAt creates a subscription of Tracker to the receiver's path for
@@ -151,6 +153,86 @@ func TestDeliverTogetherSlowReceiverHoldsBackOnlyItsOwn(t *testing.T) {
 	close(release)
 	require.NoError(t, <-done)
 	require.True(t, b.succeeded(t, subs[2]))
+}
+
+// heldRecords holds the first RecordAttempts until release is closed,
+// after closing first, and keeps the number of records of every call.
+type heldRecords struct {
+	app.DeliveryStore
+	first, release chan struct{}
+	mu             sync.Mutex
+	sizes          []int
+}
+
+func (s *heldRecords) RecordAttempts(ctx context.Context, rs ...app.AttemptRecord) ([]app.Recorded, error) {
+	s.mu.Lock()
+	s.sizes = append(s.sizes, len(rs))
+	isFirst := len(s.sizes) == 1
+	s.mu.Unlock()
+	if isFirst {
+		close(s.first)
+		<-s.release
+	}
+	return s.DeliveryStore.RecordAttempts(ctx, rs...)
+}
+
+// countedSends counts the sends that returned.
+type countedSends struct {
+	app.WebhookSender
+	done atomic.Int32
+}
+
+func (s *countedSends) Send(ctx context.Context, req app.SignedRequest) (app.SendResult, error) {
+	defer s.done.Add(1)
+	return s.WebhookSender.Send(ctx, req)
+}
+
+// TestDeliverTogetherRecordsTogether (D-M2-26-78): the records of the runs
+// whose answers arrive while a record of the job is being written share
+// the next unit of work and its one statement, and every delivery is
+// counted as succeeded. The first subscription's answer comes at once and
+// its record is held; the other two answer once it is held, so both ask
+// for their record while it is.
+func TestDeliverTogetherRecordsTogether(t *testing.T) {
+	t.Parallel()
+	store := &heldRecords{first: make(chan struct{}), release: make(chan struct{})}
+	sends := &countedSends{}
+	c := newQueryLog()
+	b, subs := withThree(t, options{tracer: c,
+		wrap: func(s app.DeliveryStore) app.DeliveryStore {
+			store.DeliveryStore = s
+			return store
+		},
+		sender: func(s app.WebhookSender) app.WebhookSender {
+			sends.WebhookSender = s
+			return sends
+		}})
+	b.recv.answer(func(_ int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hooks/bothy" {
+			<-store.first
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	c.reset()
+	done := make(chan error, 1)
+	go func() { done <- b.d.DeliverTogether(bg, subs, b.now()) }()
+	eventually(t, "all three answers are in", func() bool { return sends.done.Load() == 3 })
+	// The two runs go from their answers to asking for their record
+	// without waiting for anything; give them that moment.
+	time.Sleep(100 * time.Millisecond)
+	close(store.release)
+	require.NoError(t, <-done)
+	for _, sub := range subs {
+		require.True(t, b.succeeded(t, sub))
+	}
+	store.mu.Lock()
+	require.Equal(t, []int{1, 2}, store.sizes, "the held record alone, then the other two together")
+	store.mu.Unlock()
+	require.Equal(t, 1, c.count("WebhookSubscriptionRecordAttemptsMany"), "the two in one statement")
+	require.Equal(t, 1, c.count("WebhookSubscriptionRecordAttempt"), "the held one in the statement of one")
+	require.Equal(t, 1, c.count("WebhookSubscriptionLockDeliveryTargets"), "no run took a step again alone")
+	require.Equal(t, int64(3), b.appMetrics.Sum(t, app.MetricDeliveriesFinished, attr.Outcome.String("succeeded")),
+		"every record's outcome reached its run")
 }
 
 // failingFor fails ClaimHeads or RecordAttempts of one subscription, the
