@@ -34,15 +34,7 @@ var errNotSent = errs.New(errs.CodeInternal, "pg: not run: a statement sent in t
 // two runs of the same use case take their locks in the same order. A
 // panic in a fn is raised again where its Together was called, once every
 // fn of that call has ended.
-func gather(tx pgx.Tx) txn.Gatherer {
-	return func(ctx context.Context, fns []func(ctx context.Context) error) error {
-		g := &gathering{tx: tx, msgs: make(chan gatherMsg)}
-		top := &participant{}
-		g.start(ctx, top, fns)
-		g.run(ctx)
-		return top.ended()
-	}
-}
+func gather(tx pgx.Tx) txn.Gatherer { return gatherer(tx, nil) }
 
 // closeWith is the gatherer of txn.Last in the outermost unit of work over
 // tx (ADR 0090): it gathers the fns' statements as gather does and sends
@@ -50,18 +42,21 @@ func gather(tx pgx.Tx) txn.Gatherer {
 // after that round trip fails, since the transaction has ended. It returns
 // the fns' errors, else the commit's. When the fns send nothing, the unit
 // of work commits at its end as usual.
-func closeWith(tx *lazyTx) txn.Gatherer {
+func closeWith(tx *lazyTx) txn.Gatherer { return gatherer(tx, tx) }
+
+// gatherer is gather over tx, and closeWith when closing is tx.
+func gatherer(tx pgx.Tx, closing *lazyTx) txn.Gatherer {
 	return func(ctx context.Context, fns []func(ctx context.Context) error) error {
-		g := &gathering{tx: tx, msgs: make(chan gatherMsg), closing: tx}
+		g := &gathering{tx: tx, msgs: make(chan gatherMsg), closing: closing}
 		top := &participant{}
 		g.start(ctx, top, fns)
 		g.run(ctx)
-		if err := top.ended(); err != nil || !tx.committed {
-			// Without a statement to travel with, the COMMIT waits for the
-			// unit of work's end.
+		if err := top.ended(); err != nil || closing == nil || !closing.committed {
+			// Without a statement to travel with, the COMMIT of a Last
+			// waits for the unit of work's end.
 			return err
 		}
-		return tx.commitErr()
+		return closing.commitErr()
 	}
 }
 
