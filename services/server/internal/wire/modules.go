@@ -120,7 +120,8 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		Log:        syncpg.NewLog(d.Pool),
 	}
 	var err error
-	if m.Events, err = syncpg.NewAppender(d.Clock, syncpg.AppenderOptions{PayloadTextMaxBytes: cfg.Sync.PayloadTextMaxBytes}); err != nil {
+	if m.Events, err = syncpg.NewAppender(d.Clock, syncpg.NewWaker(d.Pool, d.Logger, cfg.Consumer.PollInterval),
+		syncpg.AppenderOptions{PayloadTextMaxBytes: cfg.Sync.PayloadTextMaxBytes}); err != nil {
 		return nil, err
 	}
 

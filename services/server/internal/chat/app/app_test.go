@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func setupTraced(t testing.TB, tracer pgx.QueryTracer) *testBundle {
 	require.NoError(t, err)
 	_, err = maint.Run(context.Background(), clk.Now())
 	require.NoError(t, err)
-	appender, err := syncpg.NewAppender(clk, syncpg.AppenderOptions{PayloadTextMaxBytes: 1024})
+	appender, err := syncpg.NewAppender(clk, syncpg.NewWaker(db.App, slog.New(slog.DiscardHandler), time.Second), syncpg.AppenderOptions{PayloadTextMaxBytes: 1024})
 	require.NoError(t, err)
 	svc, err := app.NewService(app.Deps{
 		Store:      chatpg.NewStore(pool),

@@ -176,3 +176,45 @@ func Last(ctx context.Context, fns ...func(ctx context.Context) error) error {
 	}
 	return Together(ctx, fns...)
 }
+
+type afterCommitKey struct{}
+
+// afterCommit is the list of functions of one attempt of a unit of work.
+type afterCommit struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+// WithAfterCommit returns ctx with a fresh list for AfterCommit and the
+// function that runs the listed functions. Only UnitOfWork
+// implementations call it, once per attempt of an outermost Do, and call
+// run after that attempt committed (never after a rollback).
+func WithAfterCommit(ctx context.Context) (_ context.Context, run func()) {
+	l := &afterCommit{}
+	return context.WithValue(ctx, afterCommitKey{}, l), func() {
+		l.mu.Lock()
+		fns := l.fns
+		l.fns = nil
+		l.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
+	}
+}
+
+// AfterCommit runs fn once the unit of work of ctx has committed, in the
+// goroutine that committed it, before Do returns; it is never run when
+// the unit of work rolls back, and an attempt that is retried drops its
+// functions. fn must be quick and must not fail: it is for effects that
+// may be lost without harm, such as a wake-up whose receiver also polls.
+// Outside a unit of work fn runs at once.
+func AfterCommit(ctx context.Context, fn func()) {
+	l, ok := ctx.Value(afterCommitKey{}).(*afterCommit)
+	if !ok {
+		fn()
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fns = append(l.fns, fn)
+}

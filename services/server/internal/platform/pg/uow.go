@@ -141,6 +141,7 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
+	ctx, afterCommit := txn.WithAfterCommit(ctx)
 	if err = fn(txn.WithCloser(WithTx(ctx, tx), closeWith(tx))); err != nil {
 		return err
 	}
@@ -148,6 +149,7 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 		return fmt.Errorf("pg: commit: %w", err)
 	}
 	committed = true
+	afterCommit()
 	return nil
 }
 

@@ -42,7 +42,7 @@ func setup(t testing.TB) *testBundle {
 	t.Helper()
 	db := pgtest.New(t)
 	clk := clock.NewFake(start)
-	appender, err := postgres.NewAppender(clk, postgres.AppenderOptions{PayloadTextMaxBytes: 1024})
+	appender, err := postgres.NewAppender(clk, postgres.NewWaker(db.App, slog.New(slog.DiscardHandler), time.Second), postgres.AppenderOptions{PayloadTextMaxBytes: 1024})
 	require.NoError(t, err)
 	maint, err := postgres.NewMaintainer(db.App, postgres.MaintainerOptions{
 		PartitionInterval: time.Hour, PartitionAhead: 2 * time.Hour, EventRetention: 24 * time.Hour,

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func TestMigrationEventOccurredAtBackfill(t *testing.T) {
 	require.NoError(t, err)
 	_, err = maint.Run(ctx, start)
 	require.NoError(t, err)
-	appender, err := syncpg.NewAppender(clock.NewFake(start.Add(time.Minute)), syncpg.AppenderOptions{PayloadTextMaxBytes: 1024})
+	appender, err := syncpg.NewAppender(clock.NewFake(start.Add(time.Minute)), syncpg.NewWaker(b.db.App, slog.New(slog.DiscardHandler), time.Second), syncpg.AppenderOptions{PayloadTextMaxBytes: 1024})
 	require.NoError(t, err)
 	var retained eventlog.Appended
 	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {

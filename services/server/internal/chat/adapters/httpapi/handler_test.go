@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"slices"
@@ -49,7 +50,7 @@ func setup(t *testing.T) *testBundle {
 	require.NoError(t, err)
 	_, err = maint.Run(context.Background(), env.Clock.Now())
 	require.NoError(t, err)
-	appender, err := syncpg.NewAppender(env.Clock, syncpg.AppenderOptions{PayloadTextMaxBytes: 1024})
+	appender, err := syncpg.NewAppender(env.Clock, syncpg.NewWaker(db.App, slog.New(slog.DiscardHandler), time.Second), syncpg.AppenderOptions{PayloadTextMaxBytes: 1024})
 	require.NoError(t, err)
 	svc, err := app.NewService(app.Deps{
 		Store:      chatpg.NewStore(db.App),

@@ -12,6 +12,7 @@ import (
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/txn"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/sync/domain"
 )
@@ -27,21 +28,23 @@ type AppenderOptions struct {
 // Appender implements kernel/eventlog.Appender over event_log.
 type Appender struct {
 	clock clock.Clock
+	waker *Waker
 	opts  AppenderOptions
 }
 
 var _ eventlog.Appender = (*Appender)(nil)
 
-// NewAppender returns an appender stamping events with clk. It returns an
-// error for a nil clock or invalid options.
-func NewAppender(clk clock.Clock, o AppenderOptions) (*Appender, error) {
-	if clk == nil {
-		return nil, errors.New("sync: NewAppender needs a clock")
+// NewAppender returns an appender stamping events with clk whose appends
+// wake the consumers through waker once they committed. It returns an
+// error for a nil clock or waker or invalid options.
+func NewAppender(clk clock.Clock, waker *Waker, o AppenderOptions) (*Appender, error) {
+	if clk == nil || waker == nil {
+		return nil, errors.New("sync: NewAppender needs a clock and a waker")
 	}
 	if o.PayloadTextMaxBytes < 1 {
 		return nil, errors.New("sync: sync.payload_text_max_bytes must be at least 1")
 	}
-	return &Appender{clock: clk, opts: o}, nil
+	return &Appender{clock: clk, waker: waker, opts: o}, nil
 }
 
 const insertEvent = `
@@ -52,8 +55,9 @@ RETURNING seq`
 
 // Append implements eventlog.Appender. It validates ev (domain.PrepareAppend),
 // then, in the unit of work of ctx and in one round trip: makes sure the
-// transaction has its id, allocates the seq, inserts the row and notifies
-// NotifyChannel.
+// transaction has its id, allocates the seq and inserts the row. Once the
+// unit of work committed, the Waker notifies NotifyChannel (ADR 0091); the
+// append's own transaction notifies nothing.
 //
 // No lock orders the appends (ADR 0070): transactions commit in any order,
 // so a consumer may see seq 8 while seq 7 is still in flight, and consumer
@@ -85,13 +89,13 @@ func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appe
 	b.Queue(insertEvent, id, string(ev.Type), string(p.Info.ResourceKind), ev.ResourceID, ev.SpaceID,
 		ev.ChannelID, ev.ThreadID, ev.AudiencePrincipalID, string(p.Info.ReceiveAction), ev.ActorID,
 		p.Payload, p.Truncated, at).QueryRow(func(row pgx.Row) error { return row.Scan(&seq) })
-	b.Queue(`SELECT pg_notify($1, '')`, NotifyChannel)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		if missingPartition(err) {
 			return eventlog.Appended{}, ErrNoPartition
 		}
 		return eventlog.Appended{}, errs.Wrap(err, "sync: appending the event failed")
 	}
+	txn.AfterCommit(ctx, a.waker.Wake)
 	return eventlog.Appended{Seq: seq, ID: id, OccurredAt: at}, nil
 }
 

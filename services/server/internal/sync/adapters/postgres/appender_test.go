@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/pg/pgtest"
 	eventsync "bothy/server/internal/sync"
 	"bothy/server/internal/sync/adapters/postgres"
 	"bothy/server/internal/sync/domain"
@@ -155,9 +157,13 @@ func TestAppendInARolledBackUnitOfWorkLeavesNoEvent(t *testing.T) {
 
 func TestNewAppenderRefusesBadOptions(t *testing.T) {
 	t.Parallel()
-	_, err := postgres.NewAppender(nil, postgres.AppenderOptions{PayloadTextMaxBytes: 1})
+	db := pgtest.New(t)
+	waker := postgres.NewWaker(db.App, slog.New(slog.DiscardHandler), time.Second)
+	_, err := postgres.NewAppender(nil, waker, postgres.AppenderOptions{PayloadTextMaxBytes: 1})
 	require.Error(t, err)
-	_, err = postgres.NewAppender(clock.Real{}, postgres.AppenderOptions{})
+	_, err = postgres.NewAppender(clock.Real{}, nil, postgres.AppenderOptions{PayloadTextMaxBytes: 1})
+	require.Error(t, err)
+	_, err = postgres.NewAppender(clock.Real{}, waker, postgres.AppenderOptions{})
 	require.Error(t, err)
 }
 

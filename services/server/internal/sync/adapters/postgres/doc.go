@@ -2,7 +2,8 @@
 // (migrations 00020 to 00022): the Appender of kernel/eventlog, the Log
 // (sync.LogReader and the read side of consumer rounds), the consumer
 // Cursors, the Sessions that let one process at a time run a consumer and
-// wake it by LISTEN/NOTIFY, and the Maintainer of the time partitions.
+// wake it by LISTEN/NOTIFY, the Waker that notifies them after appends
+// committed, and the Maintainer of the time partitions.
 // Statements are sqlc queries (queries/*.sql, generated into db/, ADR
 // 0078); only the appender's batch and the session's LISTEN are written in
 // Go, because sqlc cannot express them.
@@ -25,8 +26,8 @@ const (
 	LockClassConsumer int32 = 0x62740002
 )
 
-// NotifyChannel is the LISTEN/NOTIFY channel an append notifies; PostgreSQL
-// delivers the notification when the appending transaction commits.
+// NotifyChannel is the LISTEN/NOTIFY channel the Waker notifies after
+// appends committed (ADR 0091).
 const NotifyChannel = "bothy_event_log"
 
 // ErrNoUnitOfWork is returned by Append and LockCursor outside a unit of

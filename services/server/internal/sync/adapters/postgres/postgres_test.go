@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func setup(t testing.TB) *testBundle {
 	t.Helper()
 	db := pgtest.New(t)
 	clk := clock.NewFake(start)
-	appender, err := postgres.NewAppender(clk, postgres.AppenderOptions{PayloadTextMaxBytes: 64})
+	appender, err := postgres.NewAppender(clk, postgres.NewWaker(db.App, slog.New(slog.DiscardHandler), time.Second), postgres.AppenderOptions{PayloadTextMaxBytes: 64})
 	require.NoError(t, err)
 	maint, err := postgres.NewMaintainer(db.App, testMaintainerOptions)
 	require.NoError(t, err)

@@ -1,0 +1,82 @@
+package postgres_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/sync/adapters/postgres"
+)
+
+// listen returns a connection of pool that listens on NotifyChannel.
+func listen(t *testing.T, pool *pgxpool.Pool) *pgxpool.Conn {
+	t.Helper()
+	conn, err := pool.Acquire(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(conn.Release)
+	_, err = conn.Exec(context.Background(), `LISTEN `+postgres.NotifyChannel)
+	require.NoError(t, err)
+	return conn
+}
+
+// nextWakeUp waits for the next notification of conn.
+func nextWakeUp(t *testing.T, conn *pgxpool.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := conn.Conn().WaitForNotification(ctx)
+	require.NoError(t, err, "no wake-up arrived")
+	require.Equal(t, postgres.NotifyChannel, n.Channel)
+}
+
+// TestAppendWakesTheConsumersAfterItCommitted (ADR 0091): the appending
+// transaction notifies nothing; once it committed, the Waker notifies,
+// and a consumer woken by it finds the event.
+func TestAppendWakesTheConsumersAfterItCommitted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	conn := listen(t, b.db.App)
+	appended := b.appendMessage(t, "hello Sam")
+	nextWakeUp(t, conn)
+	var seq int64
+	require.NoError(t, conn.QueryRow(context.Background(), `SELECT max(seq) FROM event_log`).Scan(&seq))
+	require.Equal(t, appended.Seq, seq)
+}
+
+// TestWakerNotifiesAfterEveryWake: every Wake is followed by a
+// notification, also when many come at once, which share notifications
+// (never more notifications than wake-ups).
+func TestWakerNotifiesAfterEveryWake(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	conn := listen(t, b.db.App)
+	w := postgres.NewWaker(b.db.App, slog.New(slog.DiscardHandler), time.Second)
+	for range 3 {
+		w.Wake()
+		nextWakeUp(t, conn)
+	}
+
+	const wakes = 50
+	var wg sync.WaitGroup
+	for range wakes {
+		wg.Go(w.Wake)
+	}
+	wg.Wait()
+	nextWakeUp(t, conn)
+	notifications := 1
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_, err := conn.Conn().WaitForNotification(ctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		notifications++
+	}
+	require.LessOrEqual(t, notifications, wakes, "wake-ups at once share their notifications")
+}
