@@ -45,7 +45,7 @@ func webhookConfigKeys() []config.Key {
 			Doc: "Runs a failing delivery job gets (River's backoff between them); after the last, the head names last_error internal_error and gets a job webhook.retry_backoff_cap later."},
 		{Name: "webhook.chain_max_duration", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
 			Doc: "Budget of one run of the delivery job: how long it goes on with the next head before it leaves it to a new job; the run's lease wake-up is due this long plus one lease (webhook.delivery_timeout, webhook.lease_record_allowance and, with batches, webhook.batch_max_duration) after its start (ADR 0067)."},
-		{Name: "webhook.batch_max_deliveries", Kind: config.KindInt, Default: "16", Min: "1", Max: "1000", Unit: "deliveries", Chapter: chapter02,
+		{Name: "webhook.batch_max_deliveries", Kind: config.KindInt, Default: "64", Min: "1", Max: "1000", Unit: "deliveries", Chapter: chapter02,
 			Doc: "Most due deliveries of one subscription a claim takes and sends one after the other under one lease, each after the one before it was accepted (ADR 0088); 1 claims one at a time. A subscription with max_per_second claims one at a time. After a crash during a batch, every delivery of it that was sent is sent again."},
 		{Name: "webhook.batch_max_duration", Kind: config.KindDuration, Default: "1s", Min: "0s", MinExclusive: true, Max: "1m", Chapter: chapter02,
 			Doc: "How long after its claim a batch starts a send after its first; every send gets the whole webhook.delivery_timeout, so with webhook.batch_max_deliveries above 1 a lease lasts this much longer (ADR 0088)."},
