@@ -24,6 +24,8 @@ func platformConfigKeys() []config.Key {
 			Doc: "How much the heap of a `bothy serve` process grows over what survived the last garbage collection before the next one starts (Go's GOGC). A higher value spends memory to save CPU: at 400 a process collects about a quarter as often as at Go's default of 100 (D-RT-10). The environment variable GOGC, when set, wins."},
 		{Name: "process.memory_limit", Kind: config.KindByteSize, Default: "0", Min: "0", Max: "1024GiB", Chapter: chapter02,
 			Doc: "Soft limit of the memory of a `bothy serve` process's Go runtime (Go's GOMEMLIMIT): near it the process collects garbage more often, whatever process.gc_percent says; 0 sets none. The environment variable GOMEMLIMIT, when set, wins."},
+		{Name: "process.max_procs", Kind: config.KindInt, Default: "0", Min: "0", Max: "1024", Unit: "processors", Chapter: chapter02,
+			Doc: "Processors the Go runtime of a `bothy serve` process runs goroutines on at once (Go's GOMAXPROCS); 0 keeps Go's choice, the processors of the machine or its container. Where api, worker and PostgreSQL share a machine of two cores, 1 spares the CPU Go spends looking for work between round trips (D-RT-11). The environment variable GOMAXPROCS, when set, wins."},
 		{Name: "secrets.dir", Kind: config.KindPath, Default: "/var/lib/bothy/secrets", Chapter: chapter19,
 			Doc: "Directory of the generated secrets; `bothy secrets init` creates it (mode 0700) and the missing files (mode 0600)."},
 		{Name: "secrets.cache_ttl", Kind: config.KindDuration, Default: "5m", Min: "0s", Max: "24h", Chapter: chapter19,
@@ -59,6 +61,8 @@ type ProcessConfig struct {
 	GCPercent int `config:"process.gc_percent"`
 	// MemoryLimit is process.memory_limit; 0 sets none.
 	MemoryLimit int64 `config:"process.memory_limit"`
+	// MaxProcs is process.max_procs; 0 keeps Go's choice.
+	MaxProcs int `config:"process.max_procs"`
 }
 
 // SecretsConfig holds the secret store settings.
