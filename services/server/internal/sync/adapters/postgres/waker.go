@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy/server/internal/platform/otel"
 )
 
 // Waker wakes the consumers of the event log after appends committed: it
@@ -38,7 +40,8 @@ type Waker struct {
 
 // NewWaker returns a Waker that notifies through pool, gives each
 // notification at most pollInterval (consumer.poll_interval) and logs a
-// failed one on log at debug level: the consumers' next poll covers it.
+// failed one on log as a warning: the consumers' next poll covers it, but
+// until it is mended every wake-up waits for that poll.
 // It panics on a nil pool or logger or a pollInterval that is not
 // positive, a wiring bug.
 func NewWaker(pool *pgxpool.Pool, log *slog.Logger, pollInterval time.Duration) *Waker {
@@ -87,6 +90,8 @@ func (w *Waker) notify() {
 	b.Queue("SELECT pg_notify($1, '')", NotifyChannel)
 	b.Queue("commit")
 	if err := w.pool.SendBatch(ctx, b).Close(); err != nil {
-		w.log.Debug("sync: waking the event log's consumers failed; they read the log at their next poll", "error", err)
+		// The error's class only, as everywhere: a message may carry data.
+		w.log.Warn("sync: waking the event log's consumers failed; they read the log at their next poll",
+			otel.ErrorAttr(err))
 	}
 }
