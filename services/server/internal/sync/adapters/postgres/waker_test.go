@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/platform/httpserver/httpservertest"
 	"bothy/server/internal/sync/adapters/postgres"
 )
 
@@ -79,4 +81,29 @@ func TestWakerNotifiesAfterEveryWake(t *testing.T) {
 		notifications++
 	}
 	require.LessOrEqual(t, notifications, wakes, "wake-ups at once share their notifications")
+}
+
+// TestWakerWarnsOfAFailedNotificationByItsClassOnly: a notification that
+// fails (here: the pool is closed) is logged as a warning naming the
+// error's class, never its message, and the next Wake tries again.
+func TestWakerWarnsOfAFailedNotificationByItsClassOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	pool, err := pgxpool.NewWithConfig(context.Background(), b.db.App.Config().Copy())
+	require.NoError(t, err)
+	pool.Close()
+	out := &httpservertest.LogBuffer{}
+	w := postgres.NewWaker(pool, slog.New(slog.NewJSONHandler(out, nil)), time.Second)
+	for want := 1; want <= 2; want++ {
+		w.Wake()
+		deadline := time.Now().Add(10 * time.Second)
+		for strings.Count(out.String(), "waking the event log's consumers failed") < want {
+			require.True(t, time.Now().Before(deadline), "no warning for wake-up %d: %s", want, out.String())
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	logged := out.String()
+	require.Contains(t, logged, `"level":"WARN"`)
+	require.Contains(t, logged, `"error.type"`)
+	require.NotContains(t, logged, "closed pool", "the error's message stays out of the log")
 }
