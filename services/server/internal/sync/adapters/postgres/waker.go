@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/platform/otel"
+	"bothy/server/internal/sync/adapters/postgres/db"
 )
 
 // Waker wakes the consumers of the event log after appends committed: it
@@ -82,14 +82,9 @@ func (w *Waker) run() {
 func (w *Waker) notify() {
 	ctx, cancel := context.WithTimeout(context.Background(), w.pollInterval)
 	defer cancel()
-	b := &pgx.Batch{}
-	b.Queue("begin")
-	// A notification needs no durability: the commit need not wait for
-	// its WAL flush, which keeps the lock of PreCommit_Notify short.
-	b.Queue("SET LOCAL synchronous_commit = off")
-	b.Queue("SELECT pg_notify($1, '')", NotifyChannel)
-	b.Queue("commit")
-	if err := w.pool.SendBatch(ctx, b).Close(); err != nil {
+	// The pool directly, never a unit of work of ctx: the notification
+	// is a transaction of its own (EventLogWake).
+	if err := db.New(w.pool).EventLogWake(ctx, NotifyChannel); err != nil {
 		// The error's class only, as everywhere: a message may carry data.
 		w.log.Warn("sync: waking the event log's consumers failed; they read the log at their next poll",
 			otel.ErrorAttr(err))

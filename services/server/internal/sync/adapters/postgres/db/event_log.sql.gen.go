@@ -209,6 +209,19 @@ func (q *Queries) EventLogPartitionMaintain(ctx context.Context, arg EventLogPar
 	return i, err
 }
 
+const eventLogWake = `-- name: EventLogWake :exec
+SELECT set_config('synchronous_commit', 'off', true), pg_notify($1::text, '')
+`
+
+// The Waker's notification after appends committed (ADR 0091), in a
+// transaction of its own: set_config(..., true) turns synchronous_commit
+// off until that transaction ends, so its commit does not wait for its WAL
+// flush while it holds the lock of PreCommit_Notify.
+func (q *Queries) EventLogWake(ctx context.Context, channel string) error {
+	_, err := q.db.Exec(ctx, eventLogWake, channel)
+	return err
+}
+
 const eventLogWatermarkMinRetainedSeq = `-- name: EventLogWatermarkMinRetainedSeq :one
 SELECT (dropped_through_seq + 1)::bigint AS min_retained_seq FROM event_log_watermark
 `

@@ -56,3 +56,10 @@ SELECT NOT EXISTS (
     WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL
       AND age(backend_xid) >= age(((@horizon::xid8)::text::numeric % 4294967296)::text::xid)
 ) AS ended;
+
+-- name: EventLogWake :exec
+-- The Waker's notification after appends committed (ADR 0091), in a
+-- transaction of its own: set_config(..., true) turns synchronous_commit
+-- off until that transaction ends, so its commit does not wait for its WAL
+-- flush while it holds the lock of PreCommit_Notify.
+SELECT set_config('synchronous_commit', 'off', true), pg_notify(@channel::text, '');
