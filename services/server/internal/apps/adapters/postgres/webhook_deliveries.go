@@ -429,20 +429,14 @@ func recordOne(r app.AttemptRecord) db.WebhookSubscriptionRecordAttemptParams {
 		LeaseDeliveryID:           r.LeaseDeliveryID,
 		RateWindow:                nonNil(r.RateWindow),
 		NextHeads:                 int32(min(r.NextHeads, maxInt32)),
-		DeliveryIds:               make([]ids.ID, 0, len(r.Outcomes)),
 		UnsentIds:                 make([]ids.ID, 0, len(r.Unsent)),
 		UnsentAttempts:            make([]int32, 0, len(r.Unsent)),
 	}
-	for _, o := range r.Outcomes {
-		p.DeliveryIds = append(p.DeliveryIds, o.DeliveryID)
-		p.Attempts = append(p.Attempts, int32(o.Attempt))
-		p.StoredAttempts = append(p.StoredAttempts, int32(o.StoredAttempt))
-		p.Statuses = append(p.Statuses, string(o.Status))
-		p.NextAttemptAts = append(p.NextAttemptAts, o.NextAttemptAt)
-		p.LastErrors = append(p.LastErrors, string(o.LastError))
-		p.ResponseCodes = append(p.ResponseCodes, int32(o.ResponseCode))
-		p.DeliveredAts = append(p.DeliveredAts, o.DeliveredAt)
-	}
+	var oc outcomeColumns
+	oc.add(r.Outcomes)
+	oc.nonNil()
+	p.DeliveryIds, p.Attempts, p.StoredAttempts, p.Statuses = oc.ids, oc.attempts, oc.storedAttempts, oc.statuses
+	p.NextAttemptAts, p.LastErrors, p.ResponseCodes, p.DeliveredAts = oc.nextAttemptAts, oc.lastErrors, oc.responseCodes, oc.deliveredAts
 	for _, h := range r.Unsent {
 		p.UnsentIds = append(p.UnsentIds, h.ID)
 		p.UnsentAttempts = append(p.UnsentAttempts, int32(h.Attempt))
@@ -456,11 +450,45 @@ func recordOne(r app.AttemptRecord) db.WebhookSubscriptionRecordAttemptParams {
 	return p
 }
 
+// outcomeColumns are the per-delivery parameter arrays of a record's
+// outcomes, in the order of the outcomes, which the statements of one
+// record and of many take alike (one mapping of app.AttemptOutcome).
+type outcomeColumns struct {
+	ids                          []ids.ID
+	attempts, storedAttempts     []int32
+	statuses, lastErrors         []string
+	nextAttemptAts, deliveredAts []time.Time
+	responseCodes                []int32
+}
+
+// add appends the columns of outcomes.
+func (c *outcomeColumns) add(outcomes []app.AttemptOutcome) {
+	for _, o := range outcomes {
+		c.ids = append(c.ids, o.DeliveryID)
+		c.attempts = append(c.attempts, int32(o.Attempt))
+		c.storedAttempts = append(c.storedAttempts, int32(o.StoredAttempt))
+		c.statuses = append(c.statuses, string(o.Status))
+		c.nextAttemptAts = append(c.nextAttemptAts, o.NextAttemptAt)
+		c.lastErrors = append(c.lastErrors, string(o.LastError))
+		c.responseCodes = append(c.responseCodes, int32(o.ResponseCode))
+		c.deliveredAts = append(c.deliveredAts, o.DeliveredAt)
+	}
+}
+
+// nonNil makes every column an empty array rather than NULL when there
+// are no outcomes.
+func (c *outcomeColumns) nonNil() {
+	c.ids, c.attempts, c.storedAttempts = nonNil(c.ids), nonNil(c.attempts), nonNil(c.storedAttempts)
+	c.statuses, c.lastErrors, c.responseCodes = nonNil(c.statuses), nonNil(c.lastErrors), nonNil(c.responseCodes)
+	c.nextAttemptAts, c.deliveredAts = nonNil(c.nextAttemptAts), nonNil(c.deliveredAts)
+}
+
 // recordMany is the parameters of WebhookSubscriptionRecordAttemptsMany
 // for rs: record i is element i+1 of the arrays of one element per record
 // (generate_subscripts counts from 1).
 func recordMany(rs []app.AttemptRecord) db.WebhookSubscriptionRecordAttemptsManyParams {
 	var p db.WebhookSubscriptionRecordAttemptsManyParams
+	var oc outcomeColumns
 	for i, r := range rs {
 		ord := int32(i + 1) // generate_subscripts counts from 1
 		e := r.Expected
@@ -479,15 +507,9 @@ func recordMany(rs []app.AttemptRecord) db.WebhookSubscriptionRecordAttemptsMany
 		for _, end := range r.RateWindow {
 			p.RateWindowEnds, p.RateWindowOrds = append(p.RateWindowEnds, end), append(p.RateWindowOrds, ord)
 		}
-		for _, o := range r.Outcomes {
-			p.DeliveryIds, p.DeliveryOrds = append(p.DeliveryIds, o.DeliveryID), append(p.DeliveryOrds, ord)
-			p.Attempts = append(p.Attempts, int32(o.Attempt))
-			p.StoredAttempts = append(p.StoredAttempts, int32(o.StoredAttempt))
-			p.Statuses = append(p.Statuses, string(o.Status))
-			p.NextAttemptAts = append(p.NextAttemptAts, o.NextAttemptAt)
-			p.LastErrors = append(p.LastErrors, string(o.LastError))
-			p.ResponseCodes = append(p.ResponseCodes, int32(o.ResponseCode))
-			p.DeliveredAts = append(p.DeliveredAts, o.DeliveredAt)
+		oc.add(r.Outcomes)
+		for range r.Outcomes {
+			p.DeliveryOrds = append(p.DeliveryOrds, ord)
 		}
 		for _, h := range r.Unsent {
 			p.UnsentIds, p.UnsentOrds = append(p.UnsentIds, h.ID), append(p.UnsentOrds, ord)
@@ -507,9 +529,10 @@ func recordMany(rs []app.AttemptRecord) db.WebhookSubscriptionRecordAttemptsMany
 	}
 	p.ExpectRateWindowEnds, p.ExpectRateWindowOrds = nonNil(p.ExpectRateWindowEnds), nonNil(p.ExpectRateWindowOrds)
 	p.RateWindowEnds, p.RateWindowOrds = nonNil(p.RateWindowEnds), nonNil(p.RateWindowOrds)
-	p.DeliveryIds, p.DeliveryOrds, p.Attempts = nonNil(p.DeliveryIds), nonNil(p.DeliveryOrds), nonNil(p.Attempts)
-	p.StoredAttempts, p.Statuses, p.NextAttemptAts = nonNil(p.StoredAttempts), nonNil(p.Statuses), nonNil(p.NextAttemptAts)
-	p.LastErrors, p.ResponseCodes, p.DeliveredAts = nonNil(p.LastErrors), nonNil(p.ResponseCodes), nonNil(p.DeliveredAts)
+	oc.nonNil()
+	p.DeliveryIds, p.Attempts, p.StoredAttempts, p.Statuses = oc.ids, oc.attempts, oc.storedAttempts, oc.statuses
+	p.NextAttemptAts, p.LastErrors, p.ResponseCodes, p.DeliveredAts = oc.nextAttemptAts, oc.lastErrors, oc.responseCodes, oc.deliveredAts
+	p.DeliveryOrds = nonNil(p.DeliveryOrds)
 	p.UnsentIds, p.UnsentOrds, p.UnsentAttempts = nonNil(p.UnsentIds), nonNil(p.UnsentOrds), nonNil(p.UnsentAttempts)
 	return p
 }
