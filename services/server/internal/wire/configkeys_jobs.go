@@ -17,6 +17,8 @@ func jobsConfigKeys() []config.Key {
 			Doc: "Jobs of the queue maintenance (retention, rotation) that one worker process runs at once."},
 		{Name: "jobs.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
 			Doc: "Graceful stop deadline: time in-flight jobs get to finish after SIGTERM before they are cancelled and retried later."},
+		{Name: "jobs.in_process_start_fallback", Kind: config.KindDuration, Default: "30s", Min: "1s", Max: "10m", Chapter: chapter02,
+			Doc: "How long after its insert a job started in the worker that inserted it (the delivery jobs of a consumer round, ADR 0092) is due for River anyway: the fallback when the worker stops or crashes before the start, or the start fails."},
 		{Name: "jobs.job_timeout", Kind: config.KindDuration, Default: "5m", Min: "1s", Max: "24h", Chapter: chapter02,
 			Doc: "Deadline of one job run unless its kind sets its own; a run past it is cancelled and retried."},
 		{Name: "jobs.maintenance_interval", Kind: config.KindDuration, Default: "1h", Min: "1m", Max: "24h", Chapter: chapter02,
@@ -41,6 +43,8 @@ type JobsConfig struct {
 	}
 	// ShutdownTimeout is jobs.shutdown_timeout.
 	ShutdownTimeout time.Duration `config:"jobs.shutdown_timeout"`
+	// InProcessStartFallback is jobs.in_process_start_fallback.
+	InProcessStartFallback time.Duration `config:"jobs.in_process_start_fallback"`
 	// JobTimeout is jobs.job_timeout.
 	JobTimeout time.Duration `config:"jobs.job_timeout"`
 	// MaintenanceInterval is jobs.maintenance_interval.

@@ -192,6 +192,8 @@ func (p *Process) buildJobs() error {
 		FetchCooldown:     p.cfg.Jobs.FetchCooldown,
 		JobTimeout:        p.cfg.Jobs.JobTimeout,
 		ShutdownTimeout:   p.cfg.Jobs.ShutdownTimeout,
+
+		InProcessStartFallback: p.cfg.Jobs.InProcessStartFallback,
 	}, jobs.Deps{Pool: p.pool, Log: p.log, Tracer: p.tracer(), Meter: p.meter()})
 	if err != nil {
 		return err

@@ -297,6 +297,8 @@ func newRuntime(t testing.TB, pool *pgxpool.Pool, role string) *jobs.Runtime {
 		FetchCooldown:     5 * time.Millisecond,
 		JobTimeout:        time.Minute,
 		ShutdownTimeout:   5 * time.Second,
+
+		InProcessStartFallback: 30 * time.Second,
 	}, jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	return rt

@@ -5,8 +5,10 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/txn"
 	"bothy/server/internal/platform/pg"
 )
 
@@ -18,6 +20,18 @@ type InsertOptions struct {
 	// due in the future is picked up when River's scheduler makes it
 	// available, so it may run somewhat later.
 	ScheduledAt time.Time
+	// StartInProcess asks for a job due at once to start in this process
+	// right after the commit of its insert, in a goroutine of its own,
+	// instead of through River's notification and fetch (ADR 0092). It
+	// applies where the process works the job's queue, River runs, no stop
+	// began and the queue has a free in-process slot (as many as its
+	// jobs.queue.<name>.max_workers, beside River's); any other job of the
+	// insert is inserted as without it. A job started in process is
+	// inserted due jobs.in_process_start_fallback later, so River runs it
+	// then if the process stops or crashes before the start, or the start
+	// fails; a start that ends it deletes its row. A job that finds no
+	// slot at the commit is made available to River at once.
+	StartInProcess bool
 }
 
 var (
@@ -61,20 +75,54 @@ func (i *Inserter) InsertManyTx(ctx context.Context, args []Args, o InsertOption
 	if len(args) == 0 {
 		return nil
 	}
+	now := time.Now()
+	// River compares ScheduledAt with the real clock, so this does too.
+	due := !o.ScheduledAt.After(now)
+	here := o.StartInProcess && due && i.r.startsInProcess()
+	free := map[string]int{}
+	queues := map[string]string{}
 	params := make([]river.InsertManyParams, len(args))
 	for n, a := range args {
 		ho, ok := i.r.Registered(a.Kind())
 		if !ok {
 			return ErrUnknownKind
 		}
-		params[n] = river.InsertManyParams{Args: a, InsertOpts: ho.insertOpts(o)}
+		io := o
+		if here {
+			if _, counted := free[ho.Queue]; !counted {
+				free[ho.Queue] = i.r.local.free(ho.Queue)
+			}
+			if free[ho.Queue] > 0 {
+				free[ho.Queue]--
+				io.ScheduledAt = now.Add(i.r.o.InProcessStartFallback)
+				queues[a.Kind()] = ho.Queue
+			}
+		}
+		params[n] = river.InsertManyParams{Args: a, InsertOpts: ho.insertOpts(io)}
 	}
 	c, err := i.r.riverClient()
 	if err != nil {
 		return errs.Wrap(err, "job runtime unavailable")
 	}
-	if _, err := c.InsertManyTx(ctx, tx, params); err != nil {
+	res, err := c.InsertManyTx(ctx, tx, params)
+	if err != nil {
 		return errs.Wrap(err, "job insert failed")
 	}
+	if len(queues) == 0 {
+		return nil
+	}
+	at := o.ScheduledAt
+	if at.IsZero() {
+		at = now
+	}
+	// The jobs to start are exactly those inserted for later: every other
+	// job of the insert was due at once.
+	var starts []inProcessStart
+	for _, r := range res {
+		if r.Job.State == rivertype.JobStateScheduled {
+			starts = append(starts, inProcessStart{row: r.Job, queue: queues[r.Job.Kind], at: at.UTC()})
+		}
+	}
+	txn.AfterCommit(ctx, func() { i.r.startInProcess(starts) })
 	return nil
 }

@@ -80,6 +80,8 @@ func options(role string) jobs.Options {
 		FetchCooldown:     5 * time.Millisecond,
 		JobTimeout:        wait,
 		ShutdownTimeout:   wait,
+
+		InProcessStartFallback: wait,
 	}
 }
 
@@ -178,6 +180,34 @@ func stop(t *testing.T, rt *jobs.Runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	require.NoError(t, rt.Stop(ctx))
+}
+
+// panicker registers a pingArgs handler that panics and reports each run
+// on the channel it returns.
+func panicker(t *testing.T, rt *jobs.Runtime) <-chan struct{} {
+	t.Helper()
+	ran := make(chan struct{}, 2)
+	require.NoError(t, jobs.Register(rt, func(context.Context, jobs.Job[pingArgs]) error {
+		ran <- struct{}{}
+		panic("handler bug")
+	}, jobs.HandlerOptions{}))
+	return ran
+}
+
+// stopReleasing stops rt and closes release once the stop began, so a job
+// that waits for release finishes during the graceful stop; it returns
+// Stop's error.
+func stopReleasing(t *testing.T, rt *jobs.Runtime, release chan struct{}) error {
+	t.Helper()
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		stopped <- rt.Stop(ctx)
+	}()
+	receive(t, rt.Stopping())
+	close(release)
+	return receive(t, stopped)
 }
 
 // workOne starts rt, commits one pingArgs job, waits for the handler's
@@ -352,16 +382,7 @@ func TestStopLetsRunningJobFinish(t *testing.T) {
 	b.insert(t, rt, pingArgs{N: 1}, jobs.InsertOptions{})
 	receive(t, started)
 
-	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		stopped <- rt.Stop(ctx)
-	}()
-	receive(t, rt.Stopping())
-	close(release)
-
-	require.NoError(t, receive(t, stopped))
+	require.NoError(t, stopReleasing(t, rt, release))
 	got := receive(t, runs)
 	require.NoError(t, got.ctxErr, "the running job was not cancelled")
 	require.Equal(t, []string{"completed"}, b.states(t, "test.ping"))
@@ -445,12 +466,7 @@ func TestPanickingJobIsCountedAndRetryable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rt := b.runtime(t, options("worker"))
-	ran := make(chan struct{}, 1)
-	require.NoError(t, jobs.Register(rt, func(context.Context, jobs.Job[pingArgs]) error {
-		ran <- struct{}{}
-		panic("handler bug")
-	}, jobs.HandlerOptions{}))
-	workOne(t, b, rt, ran)
+	workOne(t, b, rt, panicker(t, rt))
 
 	r := b.row(t, "test.ping")
 	require.True(t, waitsForRetry(r.state), r.state)

@@ -31,7 +31,16 @@ type Job[A Args] struct {
 	// ScheduledAt is when the job was due: the time it was inserted for,
 	// or its insert time when it was due at once.
 	ScheduledAt time.Time
+	// inProcess marks a run started in process (InsertOptions
+	// StartInProcess), which River's runs follow when it fails.
+	inProcess bool
 }
+
+// Final reports whether a failure of this run discards the job: its
+// attempt is the last River allows, and it is not a start in process
+// (InsertOptions.StartInProcess), after whose failure River runs the job
+// as usual. A handler that gives up on its last run checks it.
+func (j Job[A]) Final() bool { return !j.inProcess && j.Attempt >= j.MaxAttempts }
 
 // Handler works one job. Its context carries the deadline of the kind's
 // timeout and is cancelled when the runtime stops for good. Return nil when
@@ -101,6 +110,7 @@ func Register[A Args](r *Runtime, h Handler[A], o HandlerOptions) error {
 		return fmt.Errorf("jobs: registering kind %s: %w", kind, err)
 	}
 	r.kinds[kind] = o
+	r.starters[kind] = w.startInProcess
 	return nil
 }
 

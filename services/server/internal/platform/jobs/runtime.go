@@ -71,6 +71,12 @@ type Options struct {
 	// ShutdownTimeout is jobs.shutdown_timeout: how long Stop lets running
 	// jobs finish before it cancels their contexts. Positive.
 	ShutdownTimeout time.Duration
+	// InProcessStartFallback is jobs.in_process_start_fallback: how long
+	// after its insert a job started in process (InsertOptions
+	// StartInProcess) is due for River, which runs it then if the start
+	// did not end it (a crash before the start, a failed start). Positive
+	// in roles worker and all.
+	InProcessStartFallback time.Duration
 }
 
 // Deps are the collaborators of a Runtime.
@@ -99,9 +105,12 @@ type Runtime struct {
 	tel telemetry
 	// depth is the gauge bothy.job.queue.depth (QueueDepth).
 	depth *QueueDepth
+	// local are the jobs started in process (InsertOptions.StartInProcess).
+	local *inProcess
 
 	mu       sync.RWMutex
 	kinds    map[string]HandlerOptions
+	starters map[string]starter // per kind, for in-process starts
 	workers  *river.Workers
 	periodic []*river.PeriodicJob
 	client   *river.Client[pgx.Tx] // built on first use; registration closes then
@@ -142,6 +151,8 @@ func New(o Options, d Deps) (*Runtime, error) {
 		tel:      tel,
 		depth:    depth,
 		kinds:    map[string]HandlerOptions{},
+		starters: map[string]starter{},
+		local:    newInProcess(o),
 		workers:  river.NewWorkers(),
 		stopping: make(chan struct{}),
 	}
@@ -181,6 +192,8 @@ func (o Options) check() error {
 		return errors.New("jobs: jobs.job_timeout must be positive")
 	case o.ShutdownTimeout <= 0:
 		return errors.New("jobs: jobs.shutdown_timeout must be positive")
+	case o.InProcessStartFallback <= 0:
+		return errors.New("jobs: jobs.in_process_start_fallback must be positive")
 	}
 	return nil
 }
@@ -287,21 +300,27 @@ func (r *Runtime) isStopping() bool {
 	return r.startCtx != nil && r.startCtx.Err() != nil
 }
 
-// Stop stops fetching, lets running jobs finish for up to
+// Stop stops fetching and starting jobs in process, lets running jobs
+// (River's and those started in process) finish for up to
 // jobs.shutdown_timeout, then cancels their contexts and waits for their
 // handlers to return. A cancelled job is retried later by whichever process
 // works its queue. ctx bounds the whole wait; when it ends first, Stop
 // returns its error. Stop may be called more than once and before Start.
 func (r *Runtime) Stop(ctx context.Context) error {
 	r.stopOnce.Do(func() { close(r.stopping) })
+	local := make(chan error, 1)
+	go func() { local <- r.local.stop(ctx, r.o.ShutdownTimeout) }()
 	r.mu.RLock()
 	c, started := r.client, r.started
 	r.mu.RUnlock()
-	if !started {
-		return nil
+	var err error
+	if started {
+		if serr := c.Stop(ctx); serr != nil {
+			err = fmt.Errorf("jobs: stopping River: %w", serr)
+		}
 	}
-	if err := c.Stop(ctx); err != nil {
-		return fmt.Errorf("jobs: stopping River: %w", err)
+	if lerr := <-local; lerr != nil && err == nil {
+		err = fmt.Errorf("jobs: stopping the jobs started in process: %w", lerr)
 	}
-	return nil
+	return err
 }

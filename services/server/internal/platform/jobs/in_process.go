@@ -1,0 +1,218 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"bothy/server/internal/platform/otel"
+	"bothy/server/internal/platform/otel/attr"
+)
+
+// inProcess holds the in-process starts of one runtime
+// (InsertOptions.StartInProcess, ADR 0092): a slot per job of a queue up
+// to the queue's MaxWorkers, beside River's own, the starts running, and
+// the context Stop cancels after jobs.shutdown_timeout.
+type inProcess struct {
+	slots map[string]chan struct{}
+
+	mu      sync.Mutex
+	closed  bool // once Stop began, nothing starts any more
+	running sync.WaitGroup
+
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// newInProcess returns the in-process starts of a runtime with options o:
+// none in role api, whose runtime works no queue.
+func newInProcess(o Options) *inProcess {
+	ip := &inProcess{slots: map[string]chan struct{}{}}
+	ip.ctx, ip.cancel = context.WithCancel(context.Background())
+	if o.works() {
+		for _, name := range Queues() {
+			ip.slots[name] = make(chan struct{}, o.Queues[name].MaxWorkers)
+		}
+	}
+	return ip
+}
+
+// free returns how many jobs of queue could start in process now.
+func (ip *inProcess) free(queue string) int {
+	s := ip.slots[queue]
+	return cap(s) - len(s)
+}
+
+// begin takes a slot of queue and counts the start as running; false when
+// Stop began or every slot of queue is taken.
+func (ip *inProcess) begin(queue string) bool {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.closed {
+		return false
+	}
+	select {
+	case ip.slots[queue] <- struct{}{}:
+		ip.running.Add(1)
+		return true
+	default:
+		return false
+	}
+}
+
+// end gives back the slot of a start of queue that returned.
+func (ip *inProcess) end(queue string) {
+	<-ip.slots[queue]
+	ip.running.Done()
+}
+
+// stop lets no start begin any more, lets the running ones finish for up
+// to grace, then cancels their contexts and waits for them; ctx bounds the
+// whole wait, and its error is returned when it ends first.
+func (ip *inProcess) stop(ctx context.Context, grace time.Duration) error {
+	ip.mu.Lock()
+	ip.closed = true
+	ip.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		ip.running.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		ip.cancel()
+	case <-ctx.Done():
+		ip.cancel()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// inProcessStart is a job to start in process once its insert committed:
+// its row as River inserted it, due at its fallback time, the queue of its
+// kind and the time it was due for.
+type inProcessStart struct {
+	row   *rivertype.JobRow
+	queue string
+	at    time.Time
+}
+
+// starter runs the handler of one kind for a job started in process, with
+// the kind's timeout and telemetry.
+type starter func(ctx context.Context, row *rivertype.JobRow, at time.Time) error
+
+// startInProcess implements worker for an in-process start: the job's
+// arguments decoded from its row as River decodes them, the attempt 1, and
+// a failure never final, because River runs the job afterwards.
+func (w *worker[A]) startInProcess(ctx context.Context, row *rivertype.JobRow, at time.Time) error {
+	var args A
+	if err := json.Unmarshal(row.EncodedArgs, &args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	return w.r.run(ctx, w.kind, w.queue, false, func(ctx context.Context) error {
+		return w.h(ctx, Job[A]{Args: args, Attempt: 1, MaxAttempts: row.MaxAttempts, ScheduledAt: at, inProcess: true})
+	})
+}
+
+// startsInProcess reports whether this process may start jobs in process
+// now: it works the queues, River runs, and no stop began.
+func (r *Runtime) startsInProcess() bool {
+	r.mu.RLock()
+	started := r.started
+	r.mu.RUnlock()
+	return started && !r.isStopping()
+}
+
+// startInProcess starts each of starts in a goroutine of its own, after
+// their insert committed, each in a free slot of its queue. A job that
+// finds no slot, or a stop begun, is made available at once for River
+// instead of waiting for its fallback time.
+func (r *Runtime) startInProcess(starts []inProcessStart) {
+	for _, s := range starts {
+		if !r.local.begin(s.queue) {
+			r.makeAvailable(s.row)
+			continue
+		}
+		go func() {
+			defer r.local.end(s.queue)
+			r.runInProcess(s)
+		}()
+	}
+}
+
+// runInProcess runs the handler of s and deletes the job's row when the
+// handler is done with it (it returned nil or cancelled the job for good),
+// unless River has taken it meanwhile (its run then finds the work done).
+// A failure or a panic makes the job available to River at once, which
+// runs it as its first attempt and retries it with its backoff from
+// there; a snooze leaves it due at its fallback time.
+func (r *Runtime) runInProcess(s inProcessStart) {
+	r.mu.RLock()
+	start := r.starters[s.row.Kind]
+	r.mu.RUnlock()
+	err := func() (err error) {
+		defer func() {
+			// run has recorded the panic; River never sees this run.
+			if recover() != nil {
+				err = panicked{}
+			}
+		}()
+		return start(r.local.ctx, s.row, s.at)
+	}()
+	var cancelled *river.JobCancelError
+	var snoozed *river.JobSnoozeError
+	switch {
+	case errors.As(err, &snoozed):
+		return
+	case err != nil && !errors.As(err, &cancelled):
+		r.makeAvailable(s.row)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.ShutdownTimeout)
+	defer cancel()
+	if _, err := r.d.Pool.Exec(ctx, deleteStartedSQL, s.row.ID); err != nil {
+		r.d.Log.LogAttrs(ctx, slog.LevelWarn, "job started in process stays for its fallback run",
+			slog.String(string(attr.JobKind), s.row.Kind), otel.ErrorAttr(err))
+	}
+}
+
+// deleteStartedSQL deletes the row of a job a start in process ended,
+// unless River has taken it meanwhile (its run then finds the work done).
+// Its commit waits for no WAL flush (synchronous_commit off for this
+// transaction only): a delete lost in a crash leaves a job whose run finds
+// nothing to do.
+const deleteStartedSQL = `DELETE FROM river_job
+WHERE id = $1 AND state <> 'running' AND set_config('synchronous_commit', 'off', true) IS NOT NULL`
+
+// makeAvailable makes the job of row, inserted for a start in process
+// that cannot begin or failed, available at once, so River runs it now
+// instead of at its fallback time. When that fails the job still runs
+// then.
+func (r *Runtime) makeAvailable(row *rivertype.JobRow) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.ShutdownTimeout)
+	defer cancel()
+	c, err := r.riverClient()
+	if err == nil {
+		_, err = c.JobRetry(ctx, row.ID)
+	}
+	if err != nil {
+		r.d.Log.LogAttrs(ctx, slog.LevelWarn, "job started in process stays for its fallback run",
+			slog.String(string(attr.JobKind), row.Kind), otel.ErrorAttr(err))
+	}
+}

@@ -1,0 +1,241 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/platform/jobs"
+	"bothy/server/internal/platform/otel/attr"
+)
+
+// started is what a handler saw of a run started in process.
+type started struct {
+	args      pingArgs
+	attempt   int
+	final     bool
+	committed int // jobs of the kind the handler's own connection saw
+	ctxErr    error
+}
+
+// starter registers a pingArgs handler that reports every run on a
+// channel, with what a new connection sees of the job table at its start,
+// and returns what fn returns.
+func starter(t *testing.T, b *bundle, rt *jobs.Runtime, fn func(ctx context.Context, job jobs.Job[pingArgs]) error) <-chan started {
+	t.Helper()
+	runs := make(chan started, 16)
+	require.NoError(t, jobs.Register(rt, func(ctx context.Context, job jobs.Job[pingArgs]) error {
+		s := started{args: job.Args, attempt: job.Attempt, final: job.Final()}
+		if err := b.db.App.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'test.ping'`).Scan(&s.committed); err != nil {
+			return err
+		}
+		var err error
+		if fn != nil {
+			err = fn(ctx, job)
+		}
+		s.ctxErr = ctx.Err()
+		runs <- s
+		return err
+	}, jobs.HandlerOptions{MaxAttempts: 1}))
+	return runs
+}
+
+// startInProcess commits args with InsertOptions.StartInProcess.
+func (b *bundle) startInProcess(t *testing.T, rt *jobs.Runtime, args pingArgs) {
+	t.Helper()
+	b.insert(t, rt, args, jobs.InsertOptions{StartInProcess: true})
+}
+
+// waitForStates polls the states of kind's jobs until they are want.
+func (b *bundle) waitForStates(t *testing.T, kind string, want []string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return slices.Equal(b.states(t, kind), want)
+	}, wait, 5*time.Millisecond, "the jobs of %s never reached %v", kind, want)
+}
+
+// TestStartInProcessRunsTheJobAfterCommitAndDeletesIt: a job inserted
+// with StartInProcess runs in the process that committed it, long before
+// River could (its fallback is the test deadline away), sees its own
+// insert committed, is no River attempt that could be final, and leaves
+// no row once it returned nil.
+func TestStartInProcessRunsTheJobAfterCommitAndDeletesIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("worker"))
+	runs := starter(t, b, rt, nil)
+	require.NoError(t, rt.Start(context.Background()))
+
+	b.startInProcess(t, rt, pingArgs{N: 1})
+	got := receive(t, runs)
+	require.Equal(t, started{args: pingArgs{N: 1}, attempt: 1, final: false, committed: 1}, got)
+	b.waitForStates(t, "test.ping", nil)
+	require.EqualValues(t, 1, b.metrics.Sum(t, jobs.MetricFinished, attr.Outcome.String(jobs.OutcomeCompleted)))
+}
+
+// TestStartInProcessRolledBackStartsNothing: a start belongs to the
+// commit of its insert; a unit of work that rolls back starts nothing.
+func TestStartInProcessRolledBackStartsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("worker"))
+	runs := starter(t, b, rt, nil)
+	require.NoError(t, rt.Start(context.Background()))
+
+	errAbort := errors.New("abort")
+	require.ErrorIs(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
+		if err := rt.Inserter().InsertTx(ctx, pingArgs{N: 1}, jobs.InsertOptions{StartInProcess: true}); err != nil {
+			return err
+		}
+		return errAbort
+	}), errAbort)
+	b.startInProcess(t, rt, pingArgs{N: 2})
+	require.Equal(t, 2, receive(t, runs).args.N, "the rolled-back job never ran")
+	b.waitForStates(t, "test.ping", nil)
+}
+
+// TestStartInProcessFailureHandsTheJobToRiver: a start that fails is no
+// attempt of River's: the job is made available at once, long before its
+// fallback time, and River runs it as its first and, here, final attempt.
+func TestStartInProcessFailureHandsTheJobToRiver(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("worker"))
+	runs := starter(t, b, rt, func(_ context.Context, job jobs.Job[pingArgs]) error {
+		if !job.Final() {
+			return errors.New("POST https://hooks.example.com failed for Sam")
+		}
+		return nil
+	})
+	require.NoError(t, rt.Start(context.Background()))
+
+	b.startInProcess(t, rt, pingArgs{N: 1})
+	first := receive(t, runs)
+	require.False(t, first.final)
+	second := receive(t, runs)
+	require.Equal(t, started{args: pingArgs{N: 1}, attempt: 1, final: true, committed: 1}, second,
+		"River ran the job after the failed start")
+	b.waitForStates(t, "test.ping", []string{"completed"})
+	require.EqualValues(t, 1, b.metrics.Sum(t, jobs.MetricFinished, attr.Outcome.String(jobs.OutcomeRetried)))
+	require.Len(t, b.logs.WithMessage(t, "job failed"), 1)
+}
+
+// TestStartInProcessPanicHandsTheJobToRiver: a start that panics is
+// recorded like a River run's panic and hands the job to River at once.
+func TestStartInProcessPanicHandsTheJobToRiver(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("worker"))
+	ran := panicker(t, rt)
+	require.NoError(t, rt.Start(context.Background()))
+
+	b.startInProcess(t, rt, pingArgs{N: 1})
+	receive(t, ran)
+	receive(t, ran) // River's first attempt
+	stop(t, rt)
+	r := b.row(t, "test.ping")
+	require.True(t, waitsForRetry(r.state), r.state)
+	require.Equal(t, 1, r.errors, "River counts its own run only")
+	require.EqualValues(t, 2, b.metrics.Sum(t, jobs.MetricFinished, attr.Outcome.String(jobs.OutcomeRetried)))
+	require.Equal(t, "panic", b.logs.WithMessage(t, "job failed")[0]["error.type"])
+}
+
+// TestStartInProcessWithoutAFreeSlotIsRiversAtOnce: the in-process slots
+// of a queue are its max_workers; a job that finds them all taken is
+// inserted due at once, and River runs it while the starts still hold
+// their slots.
+func TestStartInProcessWithoutAFreeSlotIsRiversAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("worker")) // queue default: 2 workers
+	release := make(chan struct{})
+	runs := starter(t, b, rt, func(ctx context.Context, job jobs.Job[pingArgs]) error {
+		if job.Args.N <= 2 {
+			<-release
+		}
+		return nil
+	})
+	require.NoError(t, rt.Start(context.Background()))
+	for n := 1; n <= 3; n++ {
+		b.startInProcess(t, rt, pingArgs{N: n})
+	}
+	got := receive(t, runs)
+	require.Equal(t, 3, got.args.N, "the third job ran while both slots were taken")
+	b.waitForStates(t, "test.ping", []string{"scheduled", "scheduled", "completed"})
+	close(release)
+	receive(t, runs)
+	receive(t, runs)
+	b.waitForStates(t, "test.ping", []string{"completed"})
+}
+
+// TestStopWaitsForJobsStartedInProcess: Stop lets a start finish within
+// jobs.shutdown_timeout, and once Stop began nothing starts in process:
+// the job is River's, due at once, for whichever worker runs.
+func TestStopWaitsForJobsStartedInProcess(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("worker"))
+	begun := make(chan struct{})
+	release := make(chan struct{})
+	runs := starter(t, b, rt, func(ctx context.Context, job jobs.Job[pingArgs]) error {
+		if job.Args.N == 1 {
+			close(begun)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	})
+	require.NoError(t, rt.Start(context.Background()))
+	b.startInProcess(t, rt, pingArgs{N: 1})
+	receive(t, begun)
+
+	require.NoError(t, stopReleasing(t, rt, release))
+	got := receive(t, runs)
+	require.NoError(t, got.ctxErr, "the start was not cancelled")
+	b.waitForStates(t, "test.ping", nil)
+
+	b.startInProcess(t, rt, pingArgs{N: 2})
+	require.Equal(t, []string{"available"}, b.states(t, "test.ping"))
+}
+
+// TestStopCancelsJobsStartedInProcessAfterShutdownTimeout: a start still
+// running at the end of jobs.shutdown_timeout is cancelled, and its job
+// is River's at once, for whichever process works its queue.
+func TestStopCancelsJobsStartedInProcessAfterShutdownTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	o := options("worker")
+	o.ShutdownTimeout = 10 * time.Millisecond
+	rt := b.runtime(t, o)
+	begun := make(chan struct{})
+	runs := starter(t, b, rt, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
+		close(begun)
+		<-ctx.Done() // only a cancellation ends this start
+		return ctx.Err()
+	})
+	require.NoError(t, rt.Start(context.Background()))
+	b.startInProcess(t, rt, pingArgs{N: 1})
+	receive(t, begun)
+
+	stop(t, rt)
+	require.ErrorIs(t, receive(t, runs).ctxErr, context.Canceled)
+	require.Equal(t, row{state: "available", attempt: 0, errors: 0}, b.row(t, "test.ping"))
+}
+
+// TestStartInProcessInRoleAPIIsRiversAtOnce: role api works no queue, so
+// its jobs are due at once for the workers, as without StartInProcess.
+func TestStartInProcessInRoleAPIIsRiversAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	api := b.runtime(t, options("api"))
+	_ = recorder(t, api, jobs.HandlerOptions{}, nil)
+	require.NoError(t, api.Start(context.Background()))
+	b.startInProcess(t, api, pingArgs{N: 1})
+	require.Equal(t, []string{"available"}, b.states(t, "test.ping"))
+}
