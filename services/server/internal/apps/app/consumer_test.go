@@ -266,3 +266,35 @@ func TestDeliveryQuotaPausedInTheRoundIsNotWoken(t *testing.T) {
 	require.Len(t, b.deliveries(t, sub), 2)
 	require.Equal(t, jobs, b.jobs(t, sub)[sub], "a subscription the round paused is not woken at its end")
 }
+
+// TestRoundStartsItsDeliveryJobInTheWorker (ADR 0092): the delivery job a
+// round inserts starts in the worker that ran the round, right after the
+// commit, before River could take it (it is due
+// jobs.in_process_start_fallback later), and deletes its row when its run
+// ends; River would have kept it completed.
+func TestRoundStartsItsDeliveryJobInTheWorker(t *testing.T) {
+	t.Parallel()
+	b := deliveryWorld(t, options{worker: true, realClock: true})
+	arrived, release := make(chan struct{}), make(chan struct{})
+	b.recv.answer(func(_ int, w http.ResponseWriter, _ *http.Request) {
+		close(arrived)
+		<-release
+		w.WriteHeader(http.StatusOK)
+	})
+	b.post(t, b.w.Alex, b.w.Eskalation, "started where the round ran")
+	b.runRound(t)
+	<-arrived
+	// The round's job is the first; the run's lease wake-up came after it.
+	var job int64
+	var state string
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT id, state::text FROM river_job
+		WHERE kind = 'apps.webhook_deliver' ORDER BY id LIMIT 1`).Scan(&job, &state))
+	require.Equal(t, "scheduled", state, "River has not taken the job its worker runs")
+	close(release)
+	eventually(t, "the round's job leaves no row behind", func() bool {
+		var left bool
+		require.NoError(t, b.db.App.QueryRow(bg, `SELECT EXISTS (SELECT FROM river_job WHERE id = $1)`, job).Scan(&left))
+		return !left
+	})
+	require.Equal(t, "succeeded", b.deliveries(t, b.sub)[0].Status)
+}

@@ -159,9 +159,10 @@ func (s *Deliveries) route(ctx context.Context, r *round) error {
 // order, the quota pauses a subscription whose open deliveries reach
 // webhook.max_pending_per_subscription with a new row; last, every
 // subscription of an active installation that got a row and is still
-// active is scheduled, once, in one job insert. One statement each,
-// instead of one per event or per subscription, keeps the round's cost
-// close to the rows it creates.
+// active is scheduled, once, in one job insert, whose jobs start in this
+// process right after the round's commit (StartGroups, ADR 0092). One
+// statement each, instead of one per event or per subscription, keeps the
+// round's cost close to the rows it creates.
 func (s *Deliveries) EndRound(ctx context.Context) error {
 	r := roundOf(ctx)
 	r.mu.Lock()
@@ -211,7 +212,7 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 		woken[id] = true
 		due = append(due, id)
 	}
-	return s.scheduler.ScheduleGroups(ctx, s.runGroups(due), now)
+	return s.scheduler.StartGroups(ctx, s.runGroups(due), now)
 }
 
 // loadCandidates reads the candidates the round's events need and it has

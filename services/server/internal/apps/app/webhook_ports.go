@@ -92,7 +92,13 @@ type DeliveryScheduler interface {
 	// job apps.webhook_deliver due at at for each of groups: the job of
 	// a group of one is that subscription's as Schedule inserts it, the
 	// job of a larger group runs Deliveries.DeliverTogether for its
-	// subscriptions. The consumer round schedules every subscription it
-	// served at its end this way. No groups inserts nothing.
+	// subscriptions. No groups inserts nothing.
 	ScheduleGroups(ctx context.Context, groups [][]ids.ID, at time.Time) error
+	// StartGroups is ScheduleGroups for jobs due now that start in this
+	// process right after the commit of ctx's unit of work where the job
+	// runtime allows it, without River's hop from insert to fetch (ADR
+	// 0092); a job it cannot start is River's as ScheduleGroups'. The
+	// consumer round schedules every subscription it served at its end
+	// this way.
+	StartGroups(ctx context.Context, groups [][]ids.ID, at time.Time) error
 }

@@ -87,7 +87,7 @@ func RegisterWebhookDeliver(rt *jobs.Runtime, d Deliverer, maxAttempts int) erro
 		} else {
 			err = d.DeliverScheduled(ctx, job.Args.SubscriptionID, job.ScheduledAt)
 		}
-		if err == nil || job.Attempt < job.MaxAttempts || ctx.Err() != nil {
+		if err == nil || !job.Final() || ctx.Err() != nil {
 			return err
 		}
 		for _, id := range job.Args.subscriptions() {
@@ -129,6 +129,21 @@ func (s *Scheduler) Schedule(ctx context.Context, subscriptionID ids.ID, at time
 // outside one): the job of a group of one names its subscription as
 // Schedule's does, the job of a larger group names them all.
 func (s *Scheduler) ScheduleGroups(ctx context.Context, groups [][]ids.ID, at time.Time) error {
+	return s.ins.InsertManyTx(ctx, groupArgs(groups), jobs.InsertOptions{ScheduledAt: at})
+}
+
+// StartGroups is ScheduleGroups for jobs that start in this process right
+// after the commit where the job runtime allows it
+// (jobs.InsertOptions.StartInProcess, ADR 0092), and otherwise as
+// ScheduleGroups inserts them.
+func (s *Scheduler) StartGroups(ctx context.Context, groups [][]ids.ID, at time.Time) error {
+	return s.ins.InsertManyTx(ctx, groupArgs(groups), jobs.InsertOptions{ScheduledAt: at, StartInProcess: true})
+}
+
+// groupArgs are the args of the jobs of groups: the job of a group of one
+// names its subscription as Schedule's does, the job of a larger group
+// names them all; an empty group has none.
+func groupArgs(groups [][]ids.ID) []jobs.Args {
 	args := make([]jobs.Args, 0, len(groups))
 	for _, g := range groups {
 		switch len(g) {
@@ -139,5 +154,5 @@ func (s *Scheduler) ScheduleGroups(ctx context.Context, groups [][]ids.ID, at ti
 			args = append(args, WebhookDeliver{SubscriptionIDs: g})
 		}
 	}
-	return s.ins.InsertManyTx(ctx, args, jobs.InsertOptions{ScheduledAt: at})
+	return args
 }
