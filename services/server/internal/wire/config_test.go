@@ -207,6 +207,21 @@ func TestLoadNeverPrintsTheDatabaseURL(t *testing.T) {
 	require.NotContains(t, err.Error(), "s3cr3t")
 }
 
+// TestLoadTakesDatabaseURLsThroughAUnixSocket: both database URLs may name
+// the socket's directory as the query parameter host, libpq's form for a
+// Unix socket; a URL with no host anywhere is still refused.
+func TestLoadTakesDatabaseURLsThroughAUnixSocket(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load("", []string{
+		"BOTHY_DATABASE_URL=postgres:///bothy?host=/run/postgresql",
+		"BOTHY_DATABASE_MIGRATION_URL=postgresql://bothy_owner@/bothy?host=/run/postgresql",
+	})
+	require.NoError(t, err)
+	require.Equal(t, "postgres:///bothy?host=/run/postgresql", cfg.Database.URL)
+	require.Equal(t, "postgresql://bothy_owner@/bothy?host=/run/postgresql", cfg.Database.MigrationURL)
+	require.ErrorContains(t, loadWith(t, "BOTHY_DATABASE_URL=postgres:///bothy"), "query parameter host")
+}
+
 // loadWith loads the real registry with the variables env.
 func loadWith(t *testing.T, env ...string) error {
 	t.Helper()

@@ -10,12 +10,12 @@ import (
 // of work.
 func databaseConfigKeys() []config.Key {
 	return []config.Key{
-		{Name: "database.url", Kind: config.KindURL, Default: "postgres://bothy_app@127.0.0.1:5432/bothy?sslmode=disable", Schemes: []string{"postgres", "postgresql"}, Secret: true, Chapter: chapter02,
-			Doc: "Connection URL of the runtime role bothy_app; a password is better kept in database.password_ref than in the URL."},
+		{Name: "database.url", Kind: config.KindURL, Default: "postgres://bothy_app@127.0.0.1:5432/bothy?sslmode=disable", Schemes: []string{"postgres", "postgresql"}, HostInQuery: true, Secret: true, Chapter: chapter02,
+			Doc: "Connection URL of the runtime role bothy_app; a password is better kept in database.password_ref than in the URL. Through a Unix socket, name its directory as the query parameter host: postgres://bothy_app@/bothy?host=/run/postgresql."},
 		{Name: "database.password_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/database_app_password", Optional: true, Chapter: chapter02,
 			Doc: "Reference to the password of bothy_app; empty connects with the URL as it is."},
-		{Name: "database.migration_url", Kind: config.KindURL, Default: "postgres://bothy_owner@127.0.0.1:5432/bothy?sslmode=disable", Schemes: []string{"postgres", "postgresql"}, Secret: true, Chapter: chapter02,
-			Doc: "Connection URL of the migration owner role bothy_owner, used by `bothy migrate`."},
+		{Name: "database.migration_url", Kind: config.KindURL, Default: "postgres://bothy_owner@127.0.0.1:5432/bothy?sslmode=disable", Schemes: []string{"postgres", "postgresql"}, HostInQuery: true, Secret: true, Chapter: chapter02,
+			Doc: "Connection URL of the migration owner role bothy_owner, used by `bothy migrate`; a Unix socket as in database.url."},
 		{Name: "database.migration_password_ref", Kind: config.KindSecretRef, Default: "file:<secrets.dir>/database_owner_password", Optional: true, Chapter: chapter02,
 			Doc: "Reference to the password of bothy_owner; empty connects with the URL as it is."},
 		{Name: "database.max_conns", Kind: config.KindInt, Default: "10", Min: "1", Max: "1000", Unit: "connections", Chapter: chapter02,

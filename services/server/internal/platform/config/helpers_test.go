@@ -26,7 +26,7 @@ func testKeys() []config.Key {
 		{Name: "t.dir", Kind: config.KindPath, Default: "/var/lib/bothy/secrets", Doc: "A folder.", Chapter: chapter},
 		{Name: "t.key_ref", Kind: config.KindSecretRef, Default: "file:<t.dir>/key", Doc: "A key reference.", Chapter: chapter},
 		{Name: "t.endpoint", Kind: config.KindURL, Default: "https://collector.example.com:4318", Schemes: []string{"http", "https"}, Doc: "An endpoint.", Chapter: chapter},
-		{Name: "t.dsn", Kind: config.KindURL, Default: "postgres://bothy_app@127.0.0.1:5432/bothy", Schemes: []string{"postgres"}, Secret: true, Doc: "A database.", Chapter: chapter},
+		{Name: "t.dsn", Kind: config.KindURL, Default: "postgres://bothy_app@127.0.0.1:5432/bothy", Schemes: []string{"postgres"}, HostInQuery: true, Secret: true, Doc: "A database.", Chapter: chapter},
 		{Name: "t.listen", Kind: config.KindAddress, Default: "127.0.0.1:8080", Doc: "An address.", Chapter: chapter},
 		{Name: "t.extra_ca", Kind: config.KindPath, Optional: true, Doc: "An optional file.", Chapter: chapter},
 		{Name: "t.deep.nested.count", Kind: config.KindInt, Default: "2", Min: "1", Doc: "A nested count.", Chapter: chapter},

@@ -102,6 +102,10 @@ type Key struct {
 	Enum []string
 	// Schemes lists the allowed schemes of a URL key (required for URLs).
 	Schemes []string
+	// HostInQuery lets a URL key name its host in the query parameter host
+	// instead of its authority, as libpq allows for the directory of a Unix
+	// socket (postgres:///bothy?host=/run/postgresql); only for URLs.
+	HostInQuery bool
 	// Optional allows the empty value for a text kind (string, URL, address,
 	// path, secret reference), meaning "not set".
 	Optional bool
@@ -182,8 +186,13 @@ func (k Key) parse(rv rawValue) (any, string) {
 		return n, ""
 	case KindURL:
 		u, err := url.Parse(s)
-		if err != nil || u.Host == "" || u.Opaque != "" || !slices.Contains(k.Schemes, u.Scheme) {
+		if err != nil || u.Opaque != "" || !slices.Contains(k.Schemes, u.Scheme) ||
+			(u.Host == "" && !k.HostInQuery) {
 			return nil, "must be an absolute URL with scheme " + strings.Join(k.Schemes, " or ")
+		}
+		if u.Host == "" && u.Query().Get("host") == "" {
+			return nil, "must be an absolute URL with scheme " + strings.Join(k.Schemes, " or ") +
+				" and a host (or the query parameter host)"
 		}
 		return s, ""
 	case KindAddress:

@@ -116,6 +116,9 @@ func (r *Registry) validateKey(k Key) []string {
 	if (len(k.Schemes) > 0) != (k.Kind == KindURL) {
 		rules = append(rules, "schemes are required for URL keys and apply to no other kind")
 	}
+	if k.HostInQuery && k.Kind != KindURL {
+		rules = append(rules, "host in query applies only to URL keys")
+	}
 	if k.Optional && !info.text {
 		rules = append(rules, "optional applies only to text kinds")
 	}

@@ -62,6 +62,7 @@ func TestNewRegistryRejectsBadKeys(t *testing.T) {
 		{"bounds on a kind without order", []config.Key{{Name: "a.b", Kind: config.KindString, Default: "x", Min: "a", Doc: "A text.", Chapter: chapter}}, "bound"},
 		{"an enum on a number", []config.Key{with(func(k *config.Key) { k.Enum = []string{"1"} })}, "enum"},
 		{"schemes on a number", []config.Key{with(func(k *config.Key) { k.Schemes = []string{"https"} })}, "schemes"},
+		{"host in query on a number", []config.Key{with(func(k *config.Key) { k.HostInQuery = true })}, "host in query"},
 		{"a URL key without schemes", []config.Key{{Name: "a.b", Kind: config.KindURL, Default: "https://example.com", Doc: "A URL.", Chapter: chapter}}, "schemes"},
 		{"a placeholder naming no key", []config.Key{{Name: "a.k_ref", Kind: config.KindSecretRef, Default: "file:<a.dir>/k", Doc: "A reference.", Chapter: chapter}}, "placeholder"},
 		{"an empty default of a required key", []config.Key{{Name: "a.dir", Kind: config.KindPath, Doc: "A folder.", Chapter: chapter}}, "must not be empty"},

@@ -28,6 +28,19 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 // TestPrivilegesAfterAllMigrations proves the role split of ADR 0004 after every
 // migration: bothy_app reads and writes every table but owns nothing and can
 // run no DDL.
+// TestOpenThroughAUnixSocket: a URL in libpq's form for a Unix socket,
+// without a host and with the socket's directory as the query parameter
+// host, connects (database.url accepts it, config.Key.HostInQuery).
+func TestOpenThroughAUnixSocket(t *testing.T) {
+	t.Parallel()
+	pool, err := pg.Open(context.Background(), pg.Options{URL: pgtest.AdminSocketURL(t), MaxConns: 1})
+	require.NoError(t, err)
+	defer pool.Close()
+	var local bool
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT inet_server_addr() IS NULL`).Scan(&local))
+	require.True(t, local, "the connection came through the socket, which has no server address")
+}
+
 func TestPrivilegesAfterAllMigrations(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)

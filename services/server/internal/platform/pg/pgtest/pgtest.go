@@ -25,6 +25,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -257,6 +258,18 @@ func AdminURL(t testing.TB) string {
 		t.Fatal(errStart)
 	}
 	return cluster.url("postgres", "postgres")
+}
+
+// AdminSocketURL is AdminURL through the cluster's Unix socket, in the
+// form libpq gives a socket: no host in the authority, the socket's
+// directory as the query parameter host.
+func AdminSocketURL(t testing.TB) string {
+	t.Helper()
+	if cluster == nil {
+		t.Fatal(errStart)
+	}
+	return fmt.Sprintf("postgres:///postgres?host=%s&port=%d&user=postgres&sslmode=disable",
+		url.QueryEscape(cluster.dir), cluster.port)
 }
 
 func pool(ctx context.Context, url string, max int32, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
