@@ -137,10 +137,10 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 // sync.ConsumerRoundEnder, store the cursor (and the horizon of a gap it
 // stopped at) and read the head of the log for the lag, commit. Any error
 // rolls back all of it and is returned as is. The frame's own statements
-// take four round trips (D-SY-17): the cursor's read with BEGIN; the
-// horizon's question, the read of the log, the cursor's lock and the
-// watermark together, in that order; the cursor's write with the head;
-// COMMIT.
+// take three round trips (D-SY-17, D-SY-19): the cursor's read with
+// BEGIN; the horizon's question, the read of the log, the cursor's lock
+// and the watermark together, in that order; the cursor's write with the
+// head and COMMIT.
 func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
 	res, err := r.round(ctx)
 	return res.handled, err
@@ -264,8 +264,8 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 		next := Cursor{Seq: plan.NextCursor(last, settle.Handle), Horizon: settle.Horizon}
 		res.cursor = next.Seq
 		// The cursor's write and the read of the head (for the lag) go in
-		// one round trip.
-		return txn.Together(ctx,
+		// one round trip with the COMMIT (D-SY-19, ADR 0090).
+		return txn.Last(ctx,
 			func(ctx context.Context) error {
 				if next == cur {
 					return nil
