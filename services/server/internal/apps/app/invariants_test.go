@@ -14,6 +14,7 @@ import (
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/jobs"
 )
 
 // The invariants of the delivery engine (docs/DECISIONS.md D-M2-26-36 to
@@ -374,9 +375,12 @@ func (b *bundle) waitJobsIdle(t testing.TB) {
 	t.Helper()
 	eventually(t, "the delivery jobs ran", func() bool {
 		var n int
-		// The held attempt's job stays running; every other one ended.
+		// The held attempt's job stays running (River's) or started in
+		// process (its row scheduled for the fallback, ADR 0092); every
+		// other one ended.
 		require.NoError(t, b.db.App.QueryRow(bg, `SELECT count(*) FILTER (WHERE state = 'available') * 100
-			+ count(*) FILTER (WHERE state = 'running') FROM river_job WHERE kind = 'apps.webhook_deliver'`).Scan(&n))
+			+ count(*) FILTER (WHERE state = 'running' OR (state = 'scheduled' AND $1 = ANY(tags)))
+			FROM river_job WHERE kind = 'apps.webhook_deliver'`, jobs.TagInProcess).Scan(&n))
 		return n <= 1
 	})
 }

@@ -67,12 +67,16 @@ func TestStartInProcessRunsTheJobAfterCommitAndDeletesIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rt := b.runtime(t, options("worker"))
-	runs := starter(t, b, rt, nil)
+	var tags []string
+	runs := starter(t, b, rt, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
+		return b.db.App.QueryRow(ctx, `SELECT tags FROM river_job WHERE kind = 'test.ping'`).Scan(&tags)
+	})
 	require.NoError(t, rt.Start(context.Background()))
 
 	b.startInProcess(t, rt, pingArgs{N: 1})
 	got := receive(t, runs)
 	require.Equal(t, started{args: pingArgs{N: 1}, attempt: 1, final: false, committed: 1}, got)
+	require.Equal(t, []string{jobs.TagInProcess}, tags, "the row tells a start in process from a scheduled job")
 	b.waitForStates(t, "test.ping", nil)
 	require.EqualValues(t, 1, b.metrics.Sum(t, jobs.MetricFinished, attr.Outcome.String(jobs.OutcomeCompleted)))
 }

@@ -34,6 +34,12 @@ type InsertOptions struct {
 	StartInProcess bool
 }
 
+// TagInProcess is the River tag of a job inserted to start in process
+// (InsertOptions.StartInProcess): its row, due at its fallback time, lives
+// while the start runs; one that stays past that time is a start that
+// never began or failed, which River runs then.
+const TagInProcess = "in_process"
+
 var (
 	// ErrNoTransaction is returned by InsertTx outside a unit of work: a job
 	// committed without the rows it serves, or kept after they rolled back,
@@ -88,6 +94,7 @@ func (i *Inserter) InsertManyTx(ctx context.Context, args []Args, o InsertOption
 			return ErrUnknownKind
 		}
 		io := o
+		started := false
 		if here {
 			if _, counted := free[ho.Queue]; !counted {
 				free[ho.Queue] = i.r.local.free(ho.Queue)
@@ -96,9 +103,14 @@ func (i *Inserter) InsertManyTx(ctx context.Context, args []Args, o InsertOption
 				free[ho.Queue]--
 				io.ScheduledAt = now.Add(i.r.o.InProcessStartFallback)
 				queues[a.Kind()] = ho.Queue
+				started = true
 			}
 		}
-		params[n] = river.InsertManyParams{Args: a, InsertOpts: ho.insertOpts(io)}
+		opts := ho.insertOpts(io)
+		if started {
+			opts.Tags = []string{TagInProcess}
+		}
+		params[n] = river.InsertManyParams{Args: a, InsertOpts: opts}
 	}
 	c, err := i.r.riverClient()
 	if err != nil {
