@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"bothy/server/internal/kernel/clock"
@@ -14,6 +13,7 @@ import (
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
 	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/sync/adapters/postgres/db"
 	"bothy/server/internal/sync/domain"
 )
 
@@ -47,23 +47,17 @@ func NewAppender(clk clock.Clock, waker *Waker, o AppenderOptions) (*Appender, e
 	return &Appender{clock: clk, waker: waker, opts: o}, nil
 }
 
-const insertEvent = `
-INSERT INTO event_log (seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id,
-	audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at)
-VALUES (nextval('event_log_seq'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-RETURNING seq`
-
 // Append implements eventlog.Appender. It validates ev (domain.PrepareAppend),
-// then, in the unit of work of ctx and in one round trip: makes sure the
-// transaction has its id, allocates the seq and inserts the row. Once the
-// unit of work committed, the Waker notifies NotifyChannel (ADR 0091); the
-// append's own transaction notifies nothing.
+// then, in the unit of work of ctx and with one statement (EventLogAppend):
+// makes sure the transaction has its id, allocates the seq and inserts the
+// row. Once the unit of work committed, the Waker notifies NotifyChannel
+// (ADR 0091); the append's own transaction notifies nothing.
 //
 // No lock orders the appends (ADR 0070): transactions commit in any order,
 // so a consumer may see seq 8 while seq 7 is still in flight, and consumer
 // rounds wait at such gaps until they are settled (sync/domain Settle). The
 // rule needs the transaction's id to be assigned before the seq is taken,
-// which pg_current_xact_id() does when the unit of work has not written yet.
+// which the statement's CASE orders (D-SQ-21).
 //
 // occurred_at is the clock's time cut to microseconds (the precision of
 // timestamptz), so the stored and the returned time are equal.
@@ -83,13 +77,13 @@ func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appe
 	id := ids.New()
 	at := clock.Stamp(a.clock)
 
-	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_current_xact_id()`)
-	var seq int64
-	b.Queue(insertEvent, id, string(ev.Type), string(p.Info.ResourceKind), ev.ResourceID, ev.SpaceID,
-		ev.ChannelID, ev.ThreadID, ev.AudiencePrincipalID, string(p.Info.ReceiveAction), ev.ActorID,
-		p.Payload, p.Truncated, at).QueryRow(func(row pgx.Row) error { return row.Scan(&seq) })
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+	seq, err := db.New(tx).EventLogAppend(ctx, db.EventLogAppendParams{
+		ID: id, Type: string(ev.Type), ResourceKind: string(p.Info.ResourceKind), ResourceID: ev.ResourceID,
+		SpaceID: ev.SpaceID, ChannelID: ev.ChannelID, ThreadID: ev.ThreadID, AudiencePrincipalID: ev.AudiencePrincipalID,
+		ReceiveAction: string(p.Info.ReceiveAction), ActorID: ev.ActorID, Payload: p.Payload, Truncated: p.Truncated,
+		OccurredAt: at,
+	})
+	if err != nil {
 		if missingPartition(err) {
 			return eventlog.Appended{}, ErrNoPartition
 		}

@@ -8,6 +8,8 @@ package db
 import (
 	"context"
 	"time"
+
+	"bothy/server/internal/kernel/ids"
 )
 
 const activityWritersEndedBefore = `-- name: ActivityWritersEndedBefore :one
@@ -32,7 +34,6 @@ func (q *Queries) ActivityWritersEndedBefore(ctx context.Context, horizon uint64
 }
 
 const eventGetByKey = `-- name: EventGetByKey :one
-
 SELECT seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id, audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at FROM event_log_event_by_key($1, $2)
 `
 
@@ -41,10 +42,6 @@ type EventGetByKeyParams struct {
 	OccurredAt time.Time
 }
 
-// The event log (migrations 00020, 00021 and 00050): the reads of sync.LogReader
-// and of consumer rounds, and partition maintenance. The append stays a
-// pgx batch in Appender.Append (ADR 0078: sqlc cannot send different
-// statements in one round trip).
 // The key names the partition (occurred_at), so the read touches one;
 // through event_log_event_by_key (00057) its plan is generic and cached,
 // not made anew for every call (D-SQ-16).
@@ -174,6 +171,60 @@ func (q *Queries) EventListByKeys(ctx context.Context, arg EventListByKeysParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const eventLogAppend = `-- name: EventLogAppend :one
+
+INSERT INTO event_log (seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id,
+    audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at)
+VALUES (CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('event_log_seq') END,
+    $1, $2, $3, $4, $5, $6, $7,
+    $8, $9, $10, $11, $12, $13)
+RETURNING seq
+`
+
+type EventLogAppendParams struct {
+	ID                  ids.ID
+	Type                string
+	ResourceKind        string
+	ResourceID          ids.ID
+	SpaceID             ids.ID
+	ChannelID           ids.ID
+	ThreadID            ids.ID
+	AudiencePrincipalID ids.ID
+	ReceiveAction       string
+	ActorID             ids.ID
+	Payload             []byte
+	Truncated           bool
+	OccurredAt          time.Time
+}
+
+// The event log (migrations 00020, 00021 and 00050): the append, the reads
+// of sync.LogReader and of consumer rounds, and partition maintenance.
+// The seq is taken only once the transaction has its id (ADR 0070,
+// domain.Settle), which pg_current_xact_id() assigns when the unit of
+// work has not written yet. CASE evaluates its condition before its
+// result, the way PostgreSQL's rules of expression evaluation give to
+// force an order on two volatile calls of one statement (D-SQ-21).
+func (q *Queries) EventLogAppend(ctx context.Context, arg EventLogAppendParams) (int64, error) {
+	row := q.db.QueryRow(ctx, eventLogAppend,
+		arg.ID,
+		arg.Type,
+		arg.ResourceKind,
+		arg.ResourceID,
+		arg.SpaceID,
+		arg.ChannelID,
+		arg.ThreadID,
+		arg.AudiencePrincipalID,
+		arg.ReceiveAction,
+		arg.ActorID,
+		arg.Payload,
+		arg.Truncated,
+		arg.OccurredAt,
+	)
+	var seq int64
+	err := row.Scan(&seq)
+	return seq, err
 }
 
 const eventLogPartitionMaintain = `-- name: EventLogPartitionMaintain :one

@@ -1,7 +1,18 @@
--- The event log (migrations 00020, 00021 and 00050): the reads of sync.LogReader
--- and of consumer rounds, and partition maintenance. The append stays a
--- pgx batch in Appender.Append (ADR 0078: sqlc cannot send different
--- statements in one round trip).
+-- The event log (migrations 00020, 00021 and 00050): the append, the reads
+-- of sync.LogReader and of consumer rounds, and partition maintenance.
+
+-- name: EventLogAppend :one
+-- The seq is taken only once the transaction has its id (ADR 0070,
+-- domain.Settle), which pg_current_xact_id() assigns when the unit of
+-- work has not written yet. CASE evaluates its condition before its
+-- result, the way PostgreSQL's rules of expression evaluation give to
+-- force an order on two volatile calls of one statement (D-SQ-21).
+INSERT INTO event_log (seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id,
+    audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at)
+VALUES (CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('event_log_seq') END,
+    @id, @type, @resource_kind, @resource_id, @space_id, @channel_id, @thread_id,
+    @audience_principal_id, @receive_action, @actor_id, @payload, @truncated, @occurred_at)
+RETURNING seq;
 
 -- name: EventGetByKey :one
 -- The key names the partition (occurred_at), so the read touches one;
