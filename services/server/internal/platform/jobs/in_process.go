@@ -192,6 +192,13 @@ func (r *Runtime) runInProcess(s inProcessStart) {
 	}
 }
 
+// makeAvailableSQL makes the row of a job started in process available
+// now while it still waits for its fallback time, and leaves it alone
+// once River has taken it (River's JobRetry would run a completed job
+// again).
+const makeAvailableSQL = `UPDATE river_job SET state = 'available', scheduled_at = now()
+WHERE id = $1 AND state = 'scheduled'`
+
 // deleteStartedSQL deletes the row of a job a start in process ended,
 // unless River has taken it meanwhile (its run then finds the work done).
 // Its commit waits for no WAL flush (synchronous_commit off for this
@@ -202,16 +209,13 @@ WHERE id = $1 AND state <> 'running' AND set_config('synchronous_commit', 'off',
 
 // makeAvailable makes the job of row, inserted for a start in process
 // that cannot begin or failed, available at once, so River runs it now
-// instead of at its fallback time. When that fails the job still runs
-// then.
+// instead of at its fallback time; a row River has taken meanwhile (the
+// start outlived its fallback time) stays as it is. When that fails the
+// job still runs at its fallback time.
 func (r *Runtime) makeAvailable(row *rivertype.JobRow) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.o.ShutdownTimeout)
 	defer cancel()
-	c, err := r.riverClient()
-	if err == nil {
-		_, err = c.JobRetry(ctx, row.ID)
-	}
-	if err != nil {
+	if _, err := r.d.Pool.Exec(ctx, makeAvailableSQL, row.ID); err != nil {
 		r.d.Log.LogAttrs(ctx, slog.LevelWarn, "job started in process stays for its fallback run",
 			slog.String(string(attr.JobKind), row.Kind), otel.ErrorAttr(err))
 	}

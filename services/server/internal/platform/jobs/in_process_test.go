@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,4 +243,39 @@ func TestStartInProcessInRoleAPIIsRiversAtOnce(t *testing.T) {
 	require.NoError(t, api.Start(context.Background()))
 	b.startInProcess(t, api, pingArgs{N: 1})
 	require.Equal(t, []string{"available"}, b.states(t, "test.ping"))
+}
+
+// TestStartInProcessThatNeverEndsIsRunByRiverAtItsFallbackTime: a start
+// that never ends (a process that hangs or died after the commit) leaves
+// its row, which River runs at jobs.in_process_start_fallback; when the
+// hanging start fails at last, the job River completed is not run again.
+func TestStartInProcessThatNeverEndsIsRunByRiverAtItsFallbackTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	o := options("worker")
+	o.InProcessStartFallback = time.Second
+	rt := b.runtime(t, o)
+	hanging := make(chan struct{})
+	release := make(chan struct{})
+	var calls atomic.Int32
+	runs := starter(t, b, rt, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
+		if calls.Add(1) == 1 {
+			close(hanging)
+			<-release
+			return errors.New("the hanging start fails at last")
+		}
+		return nil
+	})
+	require.NoError(t, rt.Start(context.Background()))
+	b.startInProcess(t, rt, pingArgs{N: 1})
+	receive(t, hanging)
+
+	got := receive(t, runs)
+	require.Equal(t, started{args: pingArgs{N: 1}, attempt: 1, final: true, committed: 1}, got, "River's run, its first and last attempt")
+	b.waitForStates(t, "test.ping", []string{"completed"})
+	close(release)
+	receive(t, runs) // the start's report
+	stop(t, rt)
+	require.Equal(t, []string{"completed"}, b.states(t, "test.ping"), "the completed job stays completed")
+	require.EqualValues(t, 2, calls.Load())
 }
