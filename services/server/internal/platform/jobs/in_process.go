@@ -125,9 +125,7 @@ func (w *worker[A]) startInProcess(ctx context.Context, row *rivertype.JobRow, a
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	return w.r.run(ctx, w.kind, w.queue, false, func(ctx context.Context) error {
-		return w.h(ctx, Job[A]{Args: args, Attempt: 1, MaxAttempts: row.MaxAttempts, ScheduledAt: at, inProcess: true})
-	})
+	return w.work(ctx, Job[A]{Args: args, Attempt: 1, MaxAttempts: row.MaxAttempts, ScheduledAt: at, inProcess: true})
 }
 
 // startsInProcess reports whether this process may start jobs in process

@@ -173,8 +173,12 @@ type worker[A Args] struct {
 func (w *worker[A]) Timeout(*river.Job[A]) time.Duration { return w.timeout }
 
 func (w *worker[A]) Work(ctx context.Context, j *river.Job[A]) error {
-	final := j.Attempt >= j.MaxAttempts
-	return w.r.run(ctx, w.kind, w.queue, final, func(ctx context.Context) error {
-		return w.h(ctx, Job[A]{Args: j.Args, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, ScheduledAt: j.ScheduledAt.UTC()})
-	})
+	return w.work(ctx, Job[A]{Args: j.Args, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, ScheduledAt: j.ScheduledAt.UTC()})
+}
+
+// work runs the handler for job, River's run or a start in process, in the
+// span and metrics of run; job.Final() tells run whether a failure
+// discards the job.
+func (w *worker[A]) work(ctx context.Context, job Job[A]) error {
+	return w.r.run(ctx, w.kind, w.queue, job.Final(), func(ctx context.Context) error { return w.h(ctx, job) })
 }
