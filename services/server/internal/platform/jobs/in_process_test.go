@@ -45,6 +45,16 @@ func starter(t *testing.T, b *bundle, rt *jobs.Runtime, fn func(ctx context.Cont
 	return runs
 }
 
+// startWorker returns a started worker runtime with options o whose
+// pingArgs handler is a starter with fn.
+func startWorker(t *testing.T, b *bundle, o jobs.Options, fn func(ctx context.Context, job jobs.Job[pingArgs]) error) (*jobs.Runtime, <-chan started) {
+	t.Helper()
+	rt := b.runtime(t, o)
+	runs := starter(t, b, rt, fn)
+	require.NoError(t, rt.Start(context.Background()))
+	return rt, runs
+}
+
 // startInProcess commits args with InsertOptions.StartInProcess.
 func (b *bundle) startInProcess(t *testing.T, rt *jobs.Runtime, args pingArgs) {
 	t.Helper()
@@ -67,12 +77,10 @@ func (b *bundle) waitForStates(t *testing.T, kind string, want []string) {
 func TestStartInProcessRunsTheJobAfterCommitAndDeletesIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	rt := b.runtime(t, options("worker"))
 	var tags []string
-	runs := starter(t, b, rt, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
+	rt, runs := startWorker(t, b, options("worker"), func(ctx context.Context, _ jobs.Job[pingArgs]) error {
 		return b.db.App.QueryRow(ctx, `SELECT tags FROM river_job WHERE kind = 'test.ping'`).Scan(&tags)
 	})
-	require.NoError(t, rt.Start(context.Background()))
 
 	b.startInProcess(t, rt, pingArgs{N: 1})
 	got := receive(t, runs)
@@ -87,9 +95,7 @@ func TestStartInProcessRunsTheJobAfterCommitAndDeletesIt(t *testing.T) {
 func TestStartInProcessRolledBackStartsNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	rt := b.runtime(t, options("worker"))
-	runs := starter(t, b, rt, nil)
-	require.NoError(t, rt.Start(context.Background()))
+	rt, runs := startWorker(t, b, options("worker"), nil)
 
 	errAbort := errors.New("abort")
 	require.ErrorIs(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
@@ -109,14 +115,12 @@ func TestStartInProcessRolledBackStartsNothing(t *testing.T) {
 func TestStartInProcessFailureHandsTheJobToRiver(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	rt := b.runtime(t, options("worker"))
-	runs := starter(t, b, rt, func(_ context.Context, job jobs.Job[pingArgs]) error {
+	rt, runs := startWorker(t, b, options("worker"), func(_ context.Context, job jobs.Job[pingArgs]) error {
 		if !job.Final() {
 			return errors.New("POST https://hooks.example.com failed for Sam")
 		}
 		return nil
 	})
-	require.NoError(t, rt.Start(context.Background()))
 
 	b.startInProcess(t, rt, pingArgs{N: 1})
 	first := receive(t, runs)
@@ -156,15 +160,14 @@ func TestStartInProcessPanicHandsTheJobToRiver(t *testing.T) {
 func TestStartInProcessWithoutAFreeSlotIsRiversAtOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	rt := b.runtime(t, options("worker")) // queue default: 2 workers
 	release := make(chan struct{})
-	runs := starter(t, b, rt, func(ctx context.Context, job jobs.Job[pingArgs]) error {
+	// Queue default has two workers, so two slots for starts.
+	rt, runs := startWorker(t, b, options("worker"), func(ctx context.Context, job jobs.Job[pingArgs]) error {
 		if job.Args.N <= 2 {
 			<-release
 		}
 		return nil
 	})
-	require.NoError(t, rt.Start(context.Background()))
 	for n := 1; n <= 3; n++ {
 		b.startInProcess(t, rt, pingArgs{N: n})
 	}
@@ -183,10 +186,9 @@ func TestStartInProcessWithoutAFreeSlotIsRiversAtOnce(t *testing.T) {
 func TestStopWaitsForJobsStartedInProcess(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	rt := b.runtime(t, options("worker"))
 	begun := make(chan struct{})
 	release := make(chan struct{})
-	runs := starter(t, b, rt, func(ctx context.Context, job jobs.Job[pingArgs]) error {
+	rt, runs := startWorker(t, b, options("worker"), func(ctx context.Context, job jobs.Job[pingArgs]) error {
 		if job.Args.N == 1 {
 			close(begun)
 			select {
@@ -196,7 +198,6 @@ func TestStopWaitsForJobsStartedInProcess(t *testing.T) {
 		}
 		return nil
 	})
-	require.NoError(t, rt.Start(context.Background()))
 	b.startInProcess(t, rt, pingArgs{N: 1})
 	receive(t, begun)
 
@@ -217,14 +218,12 @@ func TestStopCancelsJobsStartedInProcessAfterShutdownTimeout(t *testing.T) {
 	b := setup(t)
 	o := options("worker")
 	o.ShutdownTimeout = 10 * time.Millisecond
-	rt := b.runtime(t, o)
 	begun := make(chan struct{})
-	runs := starter(t, b, rt, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
+	rt, runs := startWorker(t, b, o, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
 		close(begun)
 		<-ctx.Done() // only a cancellation ends this start
 		return ctx.Err()
 	})
-	require.NoError(t, rt.Start(context.Background()))
 	b.startInProcess(t, rt, pingArgs{N: 1})
 	receive(t, begun)
 
@@ -254,11 +253,10 @@ func TestStartInProcessThatNeverEndsIsRunByRiverAtItsFallbackTime(t *testing.T) 
 	b := setup(t)
 	o := options("worker")
 	o.InProcessStartFallback = time.Second
-	rt := b.runtime(t, o)
 	hanging := make(chan struct{})
 	release := make(chan struct{})
 	var calls atomic.Int32
-	runs := starter(t, b, rt, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
+	rt, runs := startWorker(t, b, o, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
 		if calls.Add(1) == 1 {
 			close(hanging)
 			<-release
@@ -266,7 +264,6 @@ func TestStartInProcessThatNeverEndsIsRunByRiverAtItsFallbackTime(t *testing.T) 
 		}
 		return nil
 	})
-	require.NoError(t, rt.Start(context.Background()))
 	b.startInProcess(t, rt, pingArgs{N: 1})
 	receive(t, hanging)
 
@@ -278,4 +275,38 @@ func TestStartInProcessThatNeverEndsIsRunByRiverAtItsFallbackTime(t *testing.T) 
 	stop(t, rt)
 	require.Equal(t, []string{"completed"}, b.states(t, "test.ping"), "the completed job stays completed")
 	require.EqualValues(t, 2, calls.Load())
+}
+
+// TestStartInProcessThatFindsAStopAtItsCommitIsRiversAtOnce: a job
+// inserted to start in process whose unit of work commits after Stop
+// began does not start; its row, waiting for its fallback time, is made
+// available at once for whichever worker runs (the stopping River too,
+// when the fetch it had in flight takes it).
+func TestStartInProcessThatFindsAStopAtItsCommitIsRiversAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt, runs := startWorker(t, b, options("worker"), nil)
+
+	stopped := make(chan error, 1)
+	require.NoError(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
+		if err := rt.Inserter().InsertTx(ctx, pingArgs{N: 1}, jobs.InsertOptions{StartInProcess: true}); err != nil {
+			return err
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			stopped <- rt.Stop(ctx)
+		}()
+		receive(t, rt.Stopping())
+		return nil
+	}))
+	require.NoError(t, receive(t, stopped))
+	switch r := b.row(t, "test.ping"); r.state {
+	case "completed":
+		require.Equal(t, row{state: "completed", attempt: 1, errors: 0}, r)
+		require.True(t, receive(t, runs).final, "River ran it, as its first and last attempt")
+	default:
+		require.Equal(t, row{state: "available", attempt: 0, errors: 0}, r)
+	}
+	require.Empty(t, runs, "nothing started in process")
 }
