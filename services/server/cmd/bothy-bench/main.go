@@ -49,7 +49,9 @@ func main() {
 // options are the parsed flags.
 type options struct {
 	bothy, configFile, adminURLFile, pgData, workDir string
+	latencyFile                                      string
 	posters, textBytes                               int
+	warmWALSegments                                  int
 	topStatements, queryWidth                        int
 	scenarioTimeout, timeout                         time.Duration
 	counts                                           counts
@@ -71,6 +73,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.adminURLFile, "admin-url-file", "", "`file` holding the superuser URL of the cluster (never printed)")
 	fs.StringVar(&o.pgData, "pg-data", "", "data `directory` of the cluster (postmaster.pid: its CPU)")
 	fs.StringVar(&o.workDir, "work-dir", os.TempDir(), "`directory` for the process logs and the receiver's CA file")
+	fs.StringVar(&o.latencyFile, "latency-file", "", "CSV `file` with every delivery's post time and latency (none when empty)")
 	fs.IntVar(&o.posters, "posters", 8, "concurrent posters of the load generator")
 	fs.IntVar(&o.textBytes, "text-bytes", 1000, "bytes of each message text (the delivery body is about 1 KiB more than the envelope)")
 	fs.DurationVar(&o.scenarioTimeout, "scenario-timeout", 50*time.Second, "time of one scenario for posting and delivering (the rate scenario gets its posting time on top)")
@@ -84,6 +87,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.IntVar(&o.counts.Backlog, "backlog-messages", 20000, "messages posted before the worker starts in the backlog scenario")
 	fs.IntVar(&o.counts.TwoWorkers, "two-workers-messages", 20000, "messages of the two-workers scenario")
 	fs.IntVar(&o.counts.Hang, "hang-messages", 20000, "messages of the hang scenario")
+	fs.IntVar(&o.warmWALSegments, "warm-wal-segments", 64, "WAL `segments` the cluster makes and recycles before the first scenario, as a server that ran through checkpoints keeps them (0: none)")
 	fs.IntVar(&o.topStatements, "top-statements", 10, "statements the report lists per scenario, by statement time (0 lists none)")
 	fs.IntVar(&o.queryWidth, "query-width", 90, "characters of each listed statement's text")
 	scale := fs.String("scale", "", "multiply every message count and the rate duration by this `factor` (default $"+ScaleEnv+", else 1)")
@@ -128,6 +132,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	if o.counts.Apps < 2 {
 		return o, errors.New("-apps must be at least 2 (the hang scenario keeps one app hanging)")
+	}
+	if o.warmWALSegments < 0 {
+		return o, errors.New("-warm-wal-segments must be at least 0")
 	}
 	if o.topStatements < 0 || o.queryWidth < 20 {
 		return o, errors.New("-top-statements must be at least 0 and -query-width at least 20")
@@ -179,6 +186,20 @@ func benchmark(ctx context.Context, o options) error {
 		pg: &cluster{adminURL: strings.TrimSpace(string(rawURL)), dataDir: o.pgData}}
 	if err := b.pg.prepare(ctx); err != nil {
 		return err
+	}
+	if err := b.pg.warmWAL(ctx, o.warmWALSegments); err != nil {
+		return err
+	}
+	if o.latencyFile != "" {
+		f, err := os.Create(o.latencyFile)
+		if err != nil {
+			return fmt.Errorf("creating -latency-file: %w", err)
+		}
+		defer func() { _ = f.Close() }()
+		if _, err := io.WriteString(f, latencyHeader); err != nil {
+			return fmt.Errorf("writing -latency-file: %w", err)
+		}
+		b.latencies = f
 	}
 	if b.recv, err = newReceiver(); err != nil {
 		return err

@@ -22,6 +22,9 @@ func writeHeader(o options, b *bench) {
 	}
 	fmt.Fprintf(w, "scale %g, %d posters, %d-byte texts, %s per scenario, pg_stat_statements %s\n",
 		o.counts.Scale, o.posters, o.textBytes, o.scenarioTimeout, stmts)
+	if o.warmWALSegments > 0 {
+		fmt.Fprintf(w, "WAL: %d segments made and recycled before the first scenario\n", o.warmWALSegments)
+	}
 	fmt.Fprintf(w, "receiver https://%s on 127.0.0.1 (answers 204 at once, does not verify signatures)\n", b.recv.hostPort())
 }
 
@@ -200,4 +203,26 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// latencyHeader is the first line of the -latency-file.
+const latencyHeader = "scenario,posted_unix_us,latency_us,app\n"
+
+// writeLatencies writes one CSV line per arrival of scenario whose message
+// started has (the hung app's and early arrivals' are all there): the
+// scenario, when the message was posted (its slot at a fixed rate) in
+// microseconds since the epoch, the latency from then to the receipt in
+// microseconds and the app's index. It is for reading a tail by time:
+// whether the slow deliveries cluster (a stall) or spread (load).
+func writeLatencies(w io.Writer, scenario string, arrivals []arrival, started map[string]time.Time) error {
+	var sb strings.Builder
+	for _, a := range arrivals {
+		if t, ok := started[a.MessageID]; ok {
+			fmt.Fprintf(&sb, "%s,%d,%d,%d\n", scenario, t.UnixMicro(), a.At.Sub(t).Microseconds(), a.Sub)
+		}
+	}
+	if _, err := io.WriteString(w, sb.String()); err != nil {
+		return fmt.Errorf("writing -latency-file: %w", err)
+	}
+	return nil
 }

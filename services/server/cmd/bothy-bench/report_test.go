@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -25,4 +26,19 @@ func TestWriteStatementsListsAsManyAsAskedEachCutToTheWidth(t *testing.T) {
 	writeStatements(&b, stmts, 10, 0, 30)
 	require.Contains(t, b.String(), "4.0 per delivery")
 	require.NotContains(t, b.String(), "top statements", "0 lists none")
+}
+
+func TestWriteLatenciesWritesOneLinePerPostedArrival(t *testing.T) {
+	t.Parallel()
+	posted := time.UnixMicro(1_780_000_000_000_000)
+	started := map[string]time.Time{"m1": posted, "m2": posted.Add(5 * time.Millisecond)}
+	arrivals := []arrival{
+		{Sub: 3, MessageID: "m1", At: posted.Add(6500 * time.Microsecond)},
+		{Sub: 4, MessageID: "m2", At: posted.Add(17 * time.Millisecond)},
+		{Sub: 5, MessageID: "not-posted-here", At: posted},
+	}
+	var out strings.Builder
+	require.NoError(t, writeLatencies(&out, "rate", arrivals, started))
+	require.Equal(t, "rate,1780000000000000,6500,3\nrate,1780000000005000,12000,4\n", out.String(),
+		"one line per arrival of a posted message: scenario, posted at (us), latency (us), app")
 }

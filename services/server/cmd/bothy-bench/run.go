@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,6 +42,9 @@ type bench struct {
 	// database.migration_url of the configuration; each scenario swaps
 	// the database name.
 	baseURL, baseMigrationURL string
+	// latencies receives every delivery's latency (-latency-file), nil
+	// without the flag.
+	latencies io.Writer
 }
 
 // post is one message the generator posted.
@@ -258,8 +262,14 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	for _, p := range posts {
 		started[p.ID] = p.Start
 	}
+	arrivals := b.recv.taken()
+	if b.latencies != nil {
+		if err := writeLatencies(b.latencies, sh.Name, arrivals, started); err != nil {
+			return res, err
+		}
+	}
 	var lat []time.Duration
-	for _, a := range b.recv.taken() {
+	for _, a := range arrivals {
 		res.LastArrival = maxTime(res.LastArrival, a.At)
 		if t, ok := started[a.MessageID]; ok {
 			lat = append(lat, a.At.Sub(t))

@@ -89,7 +89,7 @@ func TestParseOptionsTakesTheScaleFromTheEnvironmentUnlessAFlagGivesIt(t *testin
 	require.InDelta(t, 0.5, o.counts.Scale, 1e-12)
 	for _, bad := range [][]string{
 		{"-scale", "0"}, {"-scale", "x"}, {"-scenarios", "fleet,nope"}, {"-posters", "0"}, {"-apps", "1"}, {"extra"},
-		{"-top-statements", "-1"}, {"-query-width", "5"},
+		{"-top-statements", "-1"}, {"-query-width", "5"}, {"-warm-wal-segments", "-1"},
 	} {
 		_, err := parseOptions(append(append([]string(nil), base...), bad...), env(""), io.Discard)
 		require.Error(t, err, bad)
