@@ -82,6 +82,10 @@ type step struct {
 	recorded bool
 	// next is the batch the step claimed; nil when nothing is to be sent.
 	next *batch
+	// claimAgain is set when the step's claim found its heads changed
+	// after it may have committed with them (txn.Last, D-M2-26-80): the
+	// run takes its next step afresh instead of ending.
+	claimAgain bool
 	// rateWait is set when the head was due and the rate limit held it:
 	// when the subscription's rate window opens (ADR 0081).
 	rateWait time.Time

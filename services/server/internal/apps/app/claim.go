@@ -20,11 +20,13 @@ import (
 // from the head, at most batchLimit, and prepares their requests, in the
 // unit of work of ctx. The events of the batch and the app's rights are
 // read together in one round trip, and the claim travels with the run's
-// lease wake-up. A head that must not be sent (its event left the log,
-// webhook_out.deliver does not allow it, it is no longer routed) ends
-// without a request when it comes first, and the next heads are tried
-// within the chain budget; after a head that is sent it ends the batch,
-// and the next claim finds it first. It returns nil when nothing is to be
+// lease wake-up or, without one, with the COMMIT (D-M2-26-80), after
+// which a claim that found its heads changed ends the step with
+// st.claimAgain instead of reading them again. A head that must not be
+// sent (its event left the log, webhook_out.deliver does not allow it,
+// it is no longer routed) ends without a request when it comes first,
+// and the next heads are tried within the chain budget; after a head
+// that is sent it ends the batch, and the next claim finds it first. It returns nil when nothing is to be
 // sent now: an attempt of the subscription is in flight (its run or its
 // lease wake-up goes on), no head is pending, or the head is not due, in
 // which case a job that was due at or after the head's time leaves a job
@@ -111,7 +113,7 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step, hea
 		}
 		if len(send) > 0 {
 			b, err := s.claimBatch(ctx, t, st, send, evs, window, now, host)
-			if err != nil || b != nil || st.pending != nil {
+			if err != nil || b != nil || st.pending != nil || st.claimAgain {
 				return b, err
 			}
 		}
@@ -256,10 +258,13 @@ func (a *eventsAhead) take(keys []eventsync.EventKey) (map[int64]eventsync.Event
 	return out, true
 }
 
-// claimBatch claims heads, due and allowed, as one batch with one lease
-// and signs their requests. The claim and the lease wake-up, when the
-// claim needs one, do not depend on one another: their statements travel
-// in one round trip (ADR 0085). The wake-up (ADR 0067) sends an attempt
+// claimBatch signs the requests of heads, due and allowed, and claims
+// them as one batch with one lease. The claim and the lease wake-up, when
+// the claim needs one, do not depend on one another: their statements
+// travel in one round trip (ADR 0085). A claim without a wake-up is the
+// last statement of its unit of work and travels with the COMMIT
+// (txn.Last, D-M2-26-80); the signing before it reads what it reads
+// before that commit. The wake-up (ADR 0067) sends an attempt
 // again once its lease has run out when its send or record ends with an
 // error, a cancellation or a crash. A wake-up is due at the latest end of
 // any lease of the run that inserts it and stays after the run; every
@@ -272,59 +277,80 @@ func (s *Deliveries) claimBatch(ctx context.Context, t *DeliveryTarget, st *step
 	evs map[int64]eventsync.Event, window webhook.RateWindow, now time.Time, host string) (*batch, error) {
 	lease := now.Add(s.leaseLength())
 	wakeUp := s.wakeUpFor(ctx, t, st, lease)
-	p := &pendingClaim{target: t, events: evs, host: host, req: HeadClaimRequest{SubscriptionID: t.SubscriptionID,
-		Now: now, LeaseUntil: lease, RateWindow: window, WakeUpAt: wakeUp}}
+	p := &pendingClaim{target: t, host: host, signed: make(map[int64]*attempt, len(heads)),
+		req: HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now, LeaseUntil: lease, RateWindow: window, WakeUpAt: wakeUp}}
 	for _, h := range heads {
+		// Signed before the claim, so whatever signing reads (the sync
+		// epoch, the keys) is read before a claim that commits (D-M2-26-80).
+		a, err := s.sign(ctx, t, evs[h.Event.Seq], now)
+		if err != nil {
+			return nil, err
+		}
+		p.signed[h.Event.Seq] = a
 		p.req.Heads = append(p.req.Heads, h.ID)
 	}
 	if st.together {
 		st.pending = p
 		return nil, nil
 	}
-	var claimed [][]ClaimedHead
-	err := txn.Together(ctx,
-		func(ctx context.Context) error {
-			var err error
-			claimed, err = s.store.ClaimHeads(ctx, p.req)
+	claim := func(ctx context.Context) error {
+		claimed, err := s.store.ClaimHeads(ctx, p.req)
+		if err != nil {
 			return err
-		},
-		func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, wakeUp) })
-	if err != nil {
+		}
+		p.claimed = claimed[0]
+		return nil
+	}
+	if !wakeUp.IsZero() {
+		// The wake-up's insert is River's, which may send a statement of
+		// its own after it: the COMMIT waits for the unit of work's end.
+		err := txn.Together(ctx, claim, func(ctx context.Context) error { return s.scheduleWakeUp(ctx, t, st, wakeUp) })
+		if err != nil {
+			return nil, err
+		}
+		return p.batch(), nil
+	}
+	// The claim is the unit of work's last statement: it travels with the
+	// COMMIT (D-M2-26-80), so the batch goes out one round trip sooner.
+	if err := txn.Last(ctx, claim); err != nil {
 		return nil, err
 	}
-	return s.claimedBatch(ctx, st, p, claimed[0])
+	b := p.batch()
+	// A claim that found its heads changed may have committed: the run
+	// takes its next step in a unit of work of its own.
+	st.claimAgain = b == nil
+	return b, nil
 }
 
 // pendingClaim is the claim of a batch a run decided on (claimBatch): the
-// target it claims for, the request, the events of its heads and the
-// target's host.
+// target it claims for, the request, the signed requests of its heads by
+// event seq, the target's host, and the heads the claim got.
 type pendingClaim struct {
-	target *DeliveryTarget
-	req    HeadClaimRequest
-	events map[int64]eventsync.Event
-	host   string
+	target  *DeliveryTarget
+	req     HeadClaimRequest
+	signed  map[int64]*attempt
+	host    string
+	claimed []ClaimedHead
 }
 
-// claimedBatch signs the heads claimed for p into the batch the run
-// sends, and returns nil when none was claimed: the heads were read before
-// the row lock waited for another transaction, which changed them.
-func (s *Deliveries) claimedBatch(ctx context.Context, st *step, p *pendingClaim, claimed []ClaimedHead) (*batch, error) {
-	if len(claimed) == 0 {
-		return nil, nil
+// batch makes the batch the run sends of the heads claimed for p, and
+// returns nil when none was claimed: the heads were read before the row
+// lock waited for another transaction, which changed them.
+func (p *pendingClaim) batch() *batch {
+	if len(p.claimed) == 0 {
+		return nil
 	}
 	// The claim wrote the window, which counts an attempt whose lease ran
 	// out unrecorded; that lease is over, and the batch's begins.
 	t := p.target
-	t.Lease, t.RateWindow = Lease{DeliveryID: claimed[0].ID, Until: p.req.LeaseUntil}, p.req.RateWindow
+	t.Lease, t.RateWindow = Lease{DeliveryID: p.claimed[0].ID, Until: p.req.LeaseUntil}, p.req.RateWindow
 	b := &batch{target: *t, host: p.host}
-	for _, head := range claimed {
-		a, err := s.sign(ctx, t, st.c, head, p.events[head.EventSeq], p.req.Now)
-		if err != nil {
-			return nil, err
-		}
+	for _, head := range p.claimed {
+		a := p.signed[head.EventSeq]
+		a.head = head
 		b.attempts = append(b.attempts, a)
 	}
-	return b, nil
+	return b
 }
 
 // claimPending makes the claims the steps sts left pending (claimBatch)
@@ -364,10 +390,10 @@ func (s *Deliveries) claimPending(ctx context.Context, sts []*step) error {
 	fns = make([]func(context.Context) error, len(pending))
 	for i, p := range pending {
 		st := stepsOf[i]
+		p.claimed = claimed[i]
 		fns[i] = func(ctx context.Context) error {
-			var err error
-			if st.next, err = s.claimedBatch(ctx, st, p, claimed[i]); err != nil || st.next != nil {
-				return err
+			if st.next = p.batch(); st.next != nil {
+				return nil
 			}
 			heads, err := s.store.PendingHeads(ctx, p.target.SubscriptionID, s.opts.BatchMaxDeliveries)
 			if err != nil {

@@ -112,6 +112,13 @@ func (s *Deliveries) run(ctx context.Context, subscriptionID ids.ID, c *chain, s
 			}
 			continue
 		}
+		if st.next == nil && st.claimAgain {
+			var err error
+			if st, err = next(ctx, subscriptionID, c, nil); err != nil {
+				return err
+			}
+			continue
+		}
 		if st.next == nil {
 			return nil
 		}

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
+	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/instance"
+	"bothy/server/internal/kernel/ids"
 )
 
 // twoHeadsTraced returns a world whose delivery path's statements c
@@ -52,12 +55,66 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 
 	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
 	b.runRound(t)
+	c.reset()
 	b.deliver(t, b.sub)
 	got := b.recv.wait(t, 3)
 	require.Len(t, got, 3)
 	for _, r := range b.deliveries(t, b.sub) {
 		require.Equal(t, "succeeded", r.Status, "seq %d", r.EventSeq)
 	}
+	require.Equal(t, 5, c.roundTrips(), "a later run, whose claim needs no wake-up (the first run's covers it, "+
+		"ADR 0087): BEGIN with the lock, the events with the grants, the claim with the COMMIT (D-M2-26-80); "+
+		"BEGIN with the record, COMMIT")
+}
+
+// staleClaims answers the first claims of its subscription as claims
+// whose heads changed under the row lock: the statement runs, for a head
+// that is not there, and claims nothing.
+type staleClaims struct {
+	app.DeliveryStore
+	sub   ids.ID
+	stale atomic.Int32
+}
+
+func (s *staleClaims) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest) ([][]app.ClaimedHead, error) {
+	cs = slices.Clone(cs)
+	for i := range cs {
+		if cs[i].SubscriptionID == s.sub && s.stale.Add(-1) >= 0 {
+			cs[i].Heads = []ids.ID{ids.New()}
+		}
+	}
+	return s.DeliveryStore.ClaimHeads(ctx, cs...)
+}
+
+// TestDeliveryRunClaimsAgainAfterAClaimThatCommittedNothing
+// (D-M2-26-80): a claim that travels with its COMMIT and finds its heads
+// changed cannot read them again in its unit of work, which has ended;
+// the run takes a fresh step, claims and delivers.
+func TestDeliveryRunClaimsAgainAfterAClaimThatCommittedNothing(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	store := &staleClaims{}
+	b := deliveryWorld(t, options{tracer: c, wrap: func(s app.DeliveryStore) app.DeliveryStore {
+		store.DeliveryStore = s
+		return store
+	}})
+	store.sub = b.sub
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+	b.runRound(t)
+	b.deliver(t, b.sub)
+	b.recv.wait(t, 1)
+
+	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
+	b.runRound(t)
+	c.reset()
+	store.stale.Store(1)
+	b.deliver(t, b.sub)
+	require.Len(t, b.recv.wait(t, 2), 2, "the run delivered after its stale claim")
+	for _, r := range b.deliveries(t, b.sub) {
+		require.Equal(t, "succeeded", r.Status, "seq %d", r.EventSeq)
+	}
+	require.Equal(t, 2, c.count("WebhookSubscriptionLockDeliveryTargets"), "the stale claim's step, then a fresh one")
+	require.Equal(t, 2, c.count("WebhookDeliveryClaimHeads"), "the stale claim, then the one that claimed")
 }
 
 // TestDeliveryRunGoesOnWithAHeadThatCameDuringItsLastAttempt (D-M2-26-67):

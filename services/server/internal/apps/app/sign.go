@@ -10,12 +10,13 @@ import (
 	eventsync "bothy/server/internal/sync"
 )
 
-// sign builds the request of a claimed head (D-M2-26-10): the
+// sign builds the request of a head the run is about to claim
+// (D-M2-26-10; the claim fills in attempt.head, D-M2-26-80): the
 // envelope of the event with the delivery field sync_epoch, the timestamp
 // of this attempt, v1a signatures of every webhook_out signer (active key
 // first) and, with HMAC, v1 signatures of the current generation and, inside
 // webhook.secret_rotation_overlap, the previous one.
-func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, c *chain, head ClaimedHead, ev eventsync.Event, now time.Time) (*attempt, error) {
+func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, ev eventsync.Event, now time.Time) (*attempt, error) {
 	epoch, err := s.syncEpoch(ctx)
 	if err != nil {
 		return nil, err
@@ -33,7 +34,6 @@ func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, c *chain, head
 		return nil, err
 	}
 	return &attempt{
-		head:      head,
 		eventType: string(ev.Type),
 		kid:       kid,
 		req: SignedRequest{
