@@ -72,13 +72,20 @@ func (ip *inProcess) end(queue string) {
 	ip.running.Done()
 }
 
+// close lets no start begin any more. Stop calls it before Stopping
+// reports the stop, so a unit of work that commits after it saw Stopping
+// never starts its jobs in process.
+func (ip *inProcess) close() {
+	ip.mu.Lock()
+	ip.closed = true
+	ip.mu.Unlock()
+}
+
 // stop lets no start begin any more, lets the running ones finish for up
 // to grace, then cancels their contexts and waits for them; ctx bounds the
 // whole wait, and its error is returned when it ends first.
 func (ip *inProcess) stop(ctx context.Context, grace time.Duration) error {
-	ip.mu.Lock()
-	ip.closed = true
-	ip.mu.Unlock()
+	ip.close()
 	done := make(chan struct{})
 	go func() {
 		ip.running.Wait()
