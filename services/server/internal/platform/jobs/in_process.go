@@ -72,20 +72,13 @@ func (ip *inProcess) end(queue string) {
 	ip.running.Done()
 }
 
-// close lets no start begin any more. Stop calls it before Stopping
-// reports the stop, so a unit of work that commits after it saw Stopping
-// never starts its jobs in process.
-func (ip *inProcess) close() {
-	ip.mu.Lock()
-	ip.closed = true
-	ip.mu.Unlock()
-}
-
 // stop lets no start begin any more, lets the running ones finish for up
 // to grace, then cancels their contexts and waits for them; ctx bounds the
 // whole wait, and its error is returned when it ends first.
 func (ip *inProcess) stop(ctx context.Context, grace time.Duration) error {
-	ip.close()
+	ip.mu.Lock()
+	ip.closed = true
+	ip.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		ip.running.Wait()
@@ -146,11 +139,12 @@ func (r *Runtime) startsInProcess() bool {
 
 // startInProcess starts each of starts in a goroutine of its own, after
 // their insert committed, each in a free slot of its queue. A job that
-// finds no slot, or a stop begun, is made available at once for River
-// instead of waiting for its fallback time.
+// finds no slot, or the runtime stopping (startsInProcess, the question
+// its insert asked), is made available at once for River instead of
+// waiting for its fallback time.
 func (r *Runtime) startInProcess(starts []inProcessStart) {
 	for _, s := range starts {
-		if !r.local.begin(s.queue) {
+		if !r.startsInProcess() || !r.local.begin(s.queue) {
 			r.makeAvailable(s.row)
 			continue
 		}

@@ -310,3 +310,33 @@ func TestStartInProcessThatFindsAStopAtItsCommitIsRiversAtOnce(t *testing.T) {
 	}
 	require.Empty(t, runs, "nothing started in process")
 }
+
+// TestStartInProcessAfterTheStartContextEndedIsRiversAtOnce: a job whose
+// unit of work commits after the context given to Start ended (a process
+// shutting down without Stop yet) does not start in process, as after
+// Stop: the commit asks the same question as the insert.
+func TestStartInProcessAfterTheStartContextEndedIsRiversAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt := b.runtime(t, options("worker"))
+	runs := starter(t, b, rt, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, rt.Start(ctx))
+
+	require.NoError(t, b.uow.Do(context.Background(), func(ctx context.Context) error {
+		if err := rt.Inserter().InsertTx(ctx, pingArgs{N: 1}, jobs.InsertOptions{StartInProcess: true}); err != nil {
+			return err
+		}
+		cancel()
+		return nil
+	}))
+	stop(t, rt) // River finishes a run it may have begun meanwhile
+	switch r := b.row(t, "test.ping"); r.state {
+	case "completed":
+		require.Equal(t, row{state: "completed", attempt: 1, errors: 0}, r)
+		require.True(t, receive(t, runs).final, "River ran it, as its first and last attempt")
+	default:
+		require.Equal(t, row{state: "available", attempt: 0, errors: 0}, r)
+	}
+	require.Empty(t, runs, "nothing started in process")
+}

@@ -307,10 +307,7 @@ func (r *Runtime) isStopping() bool {
 // works its queue. ctx bounds the whole wait; when it ends first, Stop
 // returns its error. Stop may be called more than once and before Start.
 func (r *Runtime) Stop(ctx context.Context) error {
-	r.stopOnce.Do(func() {
-		r.local.close()
-		close(r.stopping)
-	})
+	r.stopOnce.Do(func() { close(r.stopping) })
 	local := make(chan error, 1)
 	go func() { local <- r.local.stop(ctx, r.o.ShutdownTimeout) }()
 	r.mu.RLock()
