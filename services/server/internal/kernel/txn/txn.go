@@ -16,7 +16,9 @@
 // Calls whose statements do not depend on one another run in Together, so
 // that their statements share a round trip (ADR 0085); the last statements
 // of a use case run in Last, so that they share it with the COMMIT (ADR
-// 0090).
+// 0090); a write that nothing later in the unit of work reads runs in
+// AtCommit, so that it travels with the COMMIT too, wherever in the use
+// case it is decided (ADR 0093).
 package txn
 
 import (
@@ -217,4 +219,61 @@ func AfterCommit(ctx context.Context, fn func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.fns = append(l.fns, fn)
+}
+
+type atCommitKey struct{}
+
+// atCommit is the list of AtCommit's functions of one attempt of a unit of
+// work; taken is set once its commit took them.
+type atCommit struct {
+	mu    sync.Mutex
+	fns   []func(ctx context.Context) error
+	taken bool
+}
+
+// WithAtCommit returns ctx with a fresh list for AtCommit and the function
+// that takes the listed functions for the commit; once it has, AtCommit
+// runs its function at once. Only UnitOfWork implementations call it, once
+// per attempt of an outermost Do, and run what take returns with the
+// unit of work's COMMIT.
+func WithAtCommit(ctx context.Context) (_ context.Context, take func() []func(ctx context.Context) error) {
+	l := &atCommit{}
+	return context.WithValue(ctx, atCommitKey{}, l), func() []func(ctx context.Context) error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		fns := l.fns
+		l.fns, l.taken = nil, true
+		return fns
+	}
+}
+
+// AtCommit keeps fn, a write of the unit of work in ctx that nothing
+// later in it reads (nor needs its result), for the unit of work's
+// commit: where the unit of work supports it (platform/pg, ADR 0093) fn
+// runs as a function of Last, before Last's own, so that its statements
+// travel with the COMMIT; a unit of work that ends without a Last sends
+// them in one round trip with its COMMIT. fn must therefore keep Last's
+// rule: all its statements in one round trip, nothing after them. It is
+// for a write decided in the middle of a use case whose own round trip
+// would otherwise be on the way to the commit (the consumer round's job
+// insert).
+//
+// It returns nil once fn is kept; fn's error, or its statement's, is then
+// the error of the commit (Last's, or Do's), and nothing of the unit of
+// work is committed. An attempt that is retried drops what it kept. A
+// nested Do and a function of Together keep fn for the outermost commit.
+// Outside a unit of work, and after the unit of work's commit took its
+// list (a Last that committed), fn runs at once and AtCommit returns its
+// error.
+func AtCommit(ctx context.Context, fn func(ctx context.Context) error) error {
+	if l, ok := ctx.Value(atCommitKey{}).(*atCommit); ok {
+		l.mu.Lock()
+		if !l.taken {
+			l.fns = append(l.fns, fn)
+			l.mu.Unlock()
+			return nil
+		}
+		l.mu.Unlock()
+	}
+	return fn(ctx)
 }

@@ -37,14 +37,21 @@ var errNotSent = errs.New(errs.CodeInternal, "pg: not run: a statement sent in t
 func gather(tx pgx.Tx) txn.Gatherer { return gatherer(tx, nil) }
 
 // closeWith is the gatherer of txn.Last in the outermost unit of work over
-// tx (ADR 0090): it gathers the fns' statements as gather does and sends
-// the COMMIT at the end of their first round trip. A statement a fn sends
-// after that round trip fails, since the transaction has ended. It returns
-// the fns' errors, else the commit's. When the fns send nothing, the unit
-// of work commits at its end as usual.
-func closeWith(tx *lazyTx) txn.Gatherer { return gatherer(tx, tx) }
+// tx (ADR 0090): it gathers the fns' statements as gather does, after
+// those of the functions txn.AtCommit kept (taken with take, ADR 0093),
+// and sends the COMMIT at the end of their first round trip. A statement
+// a fn sends after that round trip fails, since the transaction has
+// ended. It returns the fns' errors, else the commit's. When the fns send
+// nothing, the unit of work commits at its end as usual.
+func closeWith(tx *lazyTx, take func() []func(ctx context.Context) error) txn.Gatherer {
+	g := gatherer(tx, tx)
+	return func(ctx context.Context, fns []func(ctx context.Context) error) error {
+		return g(ctx, append(take(), fns...))
+	}
+}
 
-// gatherer is gather over tx, and closeWith when closing is tx.
+// gatherer is gather over tx, and the gatherer of closeWith when closing
+// is tx.
 func gatherer(tx pgx.Tx, closing *lazyTx) txn.Gatherer {
 	return func(ctx context.Context, fns []func(ctx context.Context) error) error {
 		g := &gathering{tx: tx, msgs: make(chan gatherMsg), closing: closing}

@@ -142,8 +142,17 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 		}
 	}()
 	ctx, afterCommit := txn.WithAfterCommit(ctx)
-	if err = fn(txn.WithCloser(WithTx(ctx, tx), closeWith(tx))); err != nil {
+	ctx, atCommit := txn.WithAtCommit(ctx)
+	uctx := txn.WithCloser(WithTx(ctx, tx), closeWith(tx, atCommit))
+	if err = fn(uctx); err != nil {
 		return err
+	}
+	if !tx.committed {
+		// What txn.AtCommit kept travels with the COMMIT (ADR 0093); a
+		// Last without functions sends nothing when nothing was kept.
+		if err = txn.Last(uctx); err != nil {
+			return err
+		}
 	}
 	if err = tx.Commit(ctx); err != nil {
 		return fmt.Errorf("pg: commit: %w", err)
