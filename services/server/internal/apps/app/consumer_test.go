@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -297,4 +298,29 @@ func TestRoundStartsItsDeliveryJobInTheWorker(t *testing.T) {
 		return !left
 	})
 	require.Equal(t, "succeeded", b.deliveries(t, b.sub)[0].Status)
+}
+
+// TestRoundSendsItsJobsWithItsCommit (ADR 0093): the jobs of a round that
+// all start in its worker are inserted in the round trip of the round's
+// cursor write and COMMIT, not in one of their own after the rows; the
+// delivery still goes.
+func TestRoundSendsItsJobsWithItsCommit(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	b := deliveryWorld(t, options{worker: true, realClock: true, tracer: c})
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+	c.reset()
+	b.runRound(t)
+	trips := c.TakeNames()
+	var before [][]string
+	for _, trip := range trips {
+		if slices.Contains(trip, "ConsumerCursorUpdate") {
+			require.Equal(t, []string{"JobInsertFastMany", "ConsumerCursorUpdate", "EventHeadSeq", "commit"}, trip)
+			break
+		}
+		before = append(before, trip)
+	}
+	require.NotContains(t, slices.Concat(before...), "JobInsertFastMany", "no round trip of its own: %v", trips)
+	require.Contains(t, slices.Concat(before...), "WebhookDeliveryInsertForRound", "the rows went before: %v", trips)
+	b.recv.wait(t, 1)
 }

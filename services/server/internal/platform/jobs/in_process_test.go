@@ -12,6 +12,8 @@ import (
 
 	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/otel/attr"
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/pg/pgtest"
 )
 
 // started is what a handler saw of a run started in process.
@@ -339,4 +341,55 @@ func TestStartInProcessAfterTheStartContextEndedIsRiversAtOnce(t *testing.T) {
 		require.Equal(t, row{state: "available", attempt: 0, errors: 0}, r)
 	}
 	require.Empty(t, runs, "nothing started in process")
+}
+
+// TestStartInProcessInsertTravelsWithTheCommit (ADR 0093): an insert
+// whose every job starts in process is one statement that nothing later
+// in the unit of work reads, so it waits for the commit (txn.AtCommit)
+// and travels with it instead of taking a round trip of its own; the
+// jobs still start after the commit. An insert with a job River runs at
+// once notifies River in a second statement, so it goes at once, as does
+// any insert in role api.
+func TestStartInProcessInsertTravelsWithTheCommit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt, runs := startWorker(t, b, options("worker"), nil)
+	trips := &pgtest.Trips{}
+	uow := pg.NewUnitOfWork(b.db.TracedApp(t, trips, 2), 0, 0)
+	ctx := context.Background()
+	probe := func(ctx context.Context) error {
+		tx, err := pg.RequireTx(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `SELECT 1`)
+		return err
+	}
+
+	require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
+		if err := probe(ctx); err != nil {
+			return err
+		}
+		if err := rt.Inserter().InsertManyTx(ctx, []jobs.Args{pingArgs{N: 1}, pingArgs{N: 2}},
+			jobs.InsertOptions{StartInProcess: true}); err != nil {
+			return err
+		}
+		return probe(ctx)
+	}))
+	require.Equal(t, [][]string{{"begin", "SELECT 1"}, {"SELECT 1"}, {"JobInsertFastMany", "commit"}}, trips.TakeNames())
+	got := []int{receive(t, runs).args.N, receive(t, runs).args.N}
+	require.ElementsMatch(t, []int{1, 2}, got, "both started after the commit")
+	b.waitForStates(t, "test.ping", nil)
+
+	api := b.runtime(t, options("api"))
+	_ = recorder(t, api, jobs.HandlerOptions{}, nil)
+	require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
+		if err := api.Inserter().InsertTx(ctx, pingArgs{N: 3}, jobs.InsertOptions{StartInProcess: true}); err != nil {
+			return err
+		}
+		return probe(ctx)
+	}))
+	names := trips.TakeNames()
+	require.Equal(t, []string{"commit"}, names[len(names)-1], "role api: River's insert at once, %v", names)
+	require.Contains(t, slices.Concat(names[:len(names)-1]...), "JobInsertFastMany", "role api: River's insert at once")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -72,7 +73,11 @@ func (i *Inserter) InsertTx(ctx context.Context, args Args, o InsertOptions) err
 // all with the options o, in one statement: a caller that schedules many
 // jobs in one unit of work (the consumer round of webhooks) pays one round
 // trip instead of one per job. No args inserts nothing. Its errors are
-// InsertTx's; with any of them no job of the call is inserted.
+// InsertTx's; with any of them no job of the call is inserted. When every
+// job starts in process (InsertOptions.StartInProcess), the insert is one
+// statement that nothing later in the unit of work reads: it travels with
+// the COMMIT (txn.AtCommit, ADR 0093), and a refusal of the database is
+// then the error of the commit.
 func (i *Inserter) InsertManyTx(ctx context.Context, args []Args, o InsertOptions) error {
 	tx, err := pg.RequireTx(ctx)
 	if err != nil {
@@ -87,6 +92,7 @@ func (i *Inserter) InsertManyTx(ctx context.Context, args []Args, o InsertOption
 	here := o.StartInProcess && due && i.r.startsInProcess()
 	free := map[string]int{}
 	queues := map[string]string{}
+	startsAll := true
 	params := make([]river.InsertManyParams, len(args))
 	for n, a := range args {
 		ho, ok := i.r.Registered(a.Kind())
@@ -109,6 +115,8 @@ func (i *Inserter) InsertManyTx(ctx context.Context, args []Args, o InsertOption
 		opts := ho.insertOpts(io)
 		if started {
 			opts.Tags = []string{TagInProcess}
+		} else {
+			startsAll = false
 		}
 		params[n] = river.InsertManyParams{Args: a, InsertOpts: opts}
 	}
@@ -116,25 +124,40 @@ func (i *Inserter) InsertManyTx(ctx context.Context, args []Args, o InsertOption
 	if err != nil {
 		return errs.Wrap(err, "job runtime unavailable")
 	}
-	res, err := c.InsertManyTx(ctx, tx, params)
-	if err != nil {
-		return errs.Wrap(err, "job insert failed")
-	}
-	if len(queues) == 0 {
-		return nil
-	}
 	at := o.ScheduledAt
 	if at.IsZero() {
 		at = now
 	}
-	// The jobs to start are exactly those inserted for later: every other
-	// job of the insert was due at once.
-	var starts []inProcessStart
-	for _, r := range res {
-		if r.Job.State == rivertype.JobStateScheduled {
-			starts = append(starts, inProcessStart{row: r.Job, queue: queues[r.Job.Kind], at: at.UTC()})
+	insert := func(ctx context.Context, tx pgx.Tx) error {
+		res, err := c.InsertManyTx(ctx, tx, params)
+		if err != nil {
+			return errs.Wrap(err, "job insert failed")
 		}
+		if len(queues) == 0 {
+			return nil
+		}
+		// The jobs to start are exactly those inserted for later: every
+		// other job of the insert was due at once.
+		var starts []inProcessStart
+		for _, r := range res {
+			if r.Job.State == rivertype.JobStateScheduled {
+				starts = append(starts, inProcessStart{row: r.Job, queue: queues[r.Job.Kind], at: at.UTC()})
+			}
+		}
+		txn.AfterCommit(ctx, func() { i.r.startInProcess(starts) })
+		return nil
 	}
-	txn.AfterCommit(ctx, func() { i.r.startInProcess(starts) })
-	return nil
+	if len(queues) > 0 && startsAll {
+		// Every job starts here, so River inserts them for later and
+		// notifies no one: the insert is one statement that nothing in the
+		// unit of work reads, and it travels with the COMMIT (ADR 0093).
+		return txn.AtCommit(ctx, func(ctx context.Context) error {
+			tx, err := pg.RequireTx(ctx)
+			if err != nil {
+				return err
+			}
+			return insert(ctx, tx)
+		})
+	}
+	return insert(ctx, tx)
 }
