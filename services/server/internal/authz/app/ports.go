@@ -12,6 +12,14 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
+// Holders is the result of GrantStore.HoldersIn.
+type Holders struct {
+	// ByPlace names the principals holding a grant on each place.
+	ByPlace map[domain.Place][]ids.ID
+	// Facts are all the grants of every principal of ByPlace.
+	Facts map[ids.ID][]domain.GrantFact
+}
+
 // GrantStore persists grants. Every method runs in the unit of work of ctx
 // when there is one.
 type GrantStore interface {
@@ -24,9 +32,11 @@ type GrantStore interface {
 	// HoldersIn returns, for each of places, the principals holding a
 	// grant on its space (any of its channels or the whole space) when its
 	// channel is Zero, else on its channel or on the whole space; ordered
-	// by id, no duplicates, read with one statement. Every place is a key
-	// of the result, a place nobody holds a grant on with an empty slice.
-	HoldersIn(ctx context.Context, places []domain.Place) (map[domain.Place][]ids.ID, error)
+	// by id, no duplicates. Every place is a key of ByPlace, a place
+	// nobody holds a grant on with an empty slice. Facts holds every grant
+	// of every principal named, as decision facts. One statement reads
+	// both (D-M2-26-81).
+	HoldersIn(ctx context.Context, places []domain.Place) (Holders, error)
 	// InsertGrant stores g. Errors (*errs.Error): validation_failed with
 	// /space_id or /channel_id (code not_found) for an unknown space or a
 	// channel outside the space, not_found for an unknown subject,

@@ -15,10 +15,12 @@ import (
 
 var _ authz.DeliveryRouter = (*Authorizer)(nil)
 
-// reaches memoises Reach per place for one unit of work.
+// reaches memoises Reach per place for one unit of work, with the grants
+// of every holder it read, which Deliverable decides with (D-M2-26-81).
 type reaches struct {
-	mu sync.Mutex
-	by map[domain.Place][]ids.ID
+	mu    sync.Mutex
+	by    map[domain.Place][]ids.ID
+	facts map[ids.ID][]domain.GrantFact
 }
 
 var reachesKey = txn.NewKey[*reaches]("authz.reaches")
@@ -29,7 +31,7 @@ var reachesKey = txn.NewKey[*reaches]("authz.reaches")
 // channel or its space, a space with any grant in it, the instance always,
 // and nothing else.
 func (a *Authorizer) Reach(ctx context.Context, rs []authorize.Resource) ([]authz.Reach, error) {
-	memo, _ := reachesKey.GetOrSet(ctx, &reaches{by: map[domain.Place][]ids.ID{}})
+	memo := reachesOf(ctx)
 	out := make([]authz.Reach, len(rs))
 	// placeOf holds the place of each resource (by index) that a place
 	// narrows; the others are answered in the first pass.
@@ -60,7 +62,8 @@ func (a *Authorizer) Reach(ctx context.Context, rs []authorize.Resource) ([]auth
 			return nil, err
 		}
 		memo.mu.Lock()
-		maps.Copy(memo.by, holders)
+		maps.Copy(memo.by, holders.ByPlace)
+		maps.Copy(memo.facts, holders.Facts)
 		memo.mu.Unlock()
 	}
 	memo.mu.Lock()
@@ -71,10 +74,17 @@ func (a *Authorizer) Reach(ctx context.Context, rs []authorize.Resource) ([]auth
 	return out, nil
 }
 
+// reachesOf returns the memo of Reach of the unit of work of ctx.
+func reachesOf(ctx context.Context) *reaches {
+	memo, _ := reachesKey.GetOrSet(ctx, &reaches{by: map[domain.Place][]ids.ID{}, facts: map[ids.ID][]domain.GrantFact{}})
+	return memo
+}
+
 // Deliverable implements authz.DeliveryRouter: domain.Decide of
 // webhook_out.deliver for each app of each question with the facts of the
-// unit of work's memo (the same memo Authorize uses), the grants of the
-// apps not in it loaded with one statement. Nothing is audited or counted
+// unit of work's memo (the same memo Authorize uses); the grants of the
+// apps not in it are those Reach read with their holders (D-M2-26-81),
+// else loaded with one statement. Nothing is audited or counted
 // (filter mode). Only loading the grants can fail: a resource the
 // decision rejects as malformed routes to every app (the attempt's check
 // reports it).
@@ -112,24 +122,35 @@ func (a *Authorizer) Deliverable(ctx context.Context, qs []authz.DeliveryQuestio
 }
 
 // preload puts the grants of the apps among ps that the unit of work's memo
-// lacks into it, with one statement. Persons are left to standing, which
-// also reads their memberships.
+// lacks into it: those Reach read with the holders of a place, the others
+// with one statement. Persons are left to standing, which also reads
+// their memberships.
 func (a *Authorizer) preload(ctx context.Context, ps []actor.Principal) error {
 	memo, ok := standingsKey.Get(ctx)
 	if !ok {
 		memo = &standings{by: map[ids.ID]standing{}}
 		standingsKey.Set(ctx, memo)
 	}
+	held := reachesOf(ctx)
+	held.mu.Lock()
 	memo.mu.Lock()
 	var missing []ids.ID
 	seen := map[ids.ID]bool{}
 	for _, p := range ps {
-		if _, found := memo.by[p.ID]; !found && p.Kind == actor.KindApp && !seen[p.ID] {
-			missing = append(missing, p.ID)
-			seen[p.ID] = true
+		if _, found := memo.by[p.ID]; found || p.Kind != actor.KindApp || seen[p.ID] {
+			continue
 		}
+		seen[p.ID] = true
+		if g, read := held.facts[p.ID]; read {
+			// An app holds grants only through this table, so all its
+			// grants are all its standing.
+			memo.by[p.ID] = standing{grants: g}
+			continue
+		}
+		missing = append(missing, p.ID)
 	}
 	memo.mu.Unlock()
+	held.mu.Unlock()
 	if len(missing) == 0 {
 		return nil
 	}

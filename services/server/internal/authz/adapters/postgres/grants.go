@@ -77,28 +77,35 @@ func (s *Grants) GrantFactsOf(ctx context.Context, principalIDs []ids.ID) (map[i
 }
 
 // HoldersIn implements app.GrantStore through grants_place_idx (migration
-// 00045), one indexed read per place in one statement.
-func (s *Grants) HoldersIn(ctx context.Context, places []domain.Place) (map[domain.Place][]ids.ID, error) {
-	out := make(map[domain.Place][]ids.ID, len(places))
+// 00045), one indexed read per place, and the holders' grants through
+// grants_subject_place_key, in one statement.
+func (s *Grants) HoldersIn(ctx context.Context, places []domain.Place) (app.Holders, error) {
+	out := app.Holders{ByPlace: make(map[domain.Place][]ids.ID, len(places)), Facts: map[ids.ID][]domain.GrantFact{}}
 	if len(places) == 0 {
 		return out, nil
 	}
 	var unique []domain.Place
 	var spaces, channels []ids.ID
 	for _, p := range places {
-		if _, seen := out[p]; !seen {
-			out[p] = []ids.ID{}
+		if _, seen := out.ByPlace[p]; !seen {
+			out.ByPlace[p] = []ids.ID{}
 			unique = append(unique, p)
 			spaces, channels = append(spaces, p.Space), append(channels, p.Channel)
 		}
 	}
 	rows, err := s.q(ctx).GrantHoldersByPlaces(ctx, db.GrantHoldersByPlacesParams{SpaceIds: spaces, ChannelIds: channels})
 	if err != nil {
-		return nil, errs.Wrap(fmt.Errorf("authz: grant holders: %w", err), "authz: loading grant holders failed")
+		return app.Holders{}, errs.Wrap(fmt.Errorf("authz: grant holders: %w", err), "authz: loading grant holders failed")
 	}
 	for _, r := range rows {
+		if r.Place == 0 {
+			// A grant of a holder (the rows of place 0, D-M2-26-81).
+			out.Facts[r.SubjectPrincipalID] = append(out.Facts[r.SubjectPrincipalID],
+				domain.GrantFact{SpaceID: r.SpaceID, ChannelID: r.ChannelID, Level: authz.Level(*r.Level)})
+			continue
+		}
 		p := unique[r.Place-1]
-		out[p] = append(out[p], r.SubjectPrincipalID)
+		out.ByPlace[p] = append(out.ByPlace[p], r.SubjectPrincipalID)
 	}
 	return out, nil
 }

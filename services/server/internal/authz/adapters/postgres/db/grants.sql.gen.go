@@ -97,15 +97,24 @@ func (q *Queries) GrantFactsBySubjects(ctx context.Context, subjectPrincipalIds 
 }
 
 const grantHoldersByPlaces = `-- name: GrantHoldersByPlaces :many
-SELECT p.place::int AS place, h.subject_principal_id
-FROM (SELECT unnest($1::uuid[]) AS space_id, unnest($2::uuid[]) AS channel_id,
-             generate_subscripts($1::uuid[], 1) AS place) AS p
-CROSS JOIN LATERAL (
-    SELECT DISTINCT g.subject_principal_id FROM grants g
-    WHERE g.space_id = p.space_id AND (p.channel_id IS NULL OR g.channel_id IS NULL OR g.channel_id = p.channel_id)
-    OFFSET 0
-) h
-ORDER BY p.place, h.subject_principal_id
+WITH holders AS (
+    SELECT p.place::int AS place, h.subject_principal_id
+    FROM (SELECT unnest($1::uuid[]) AS space_id, unnest($2::uuid[]) AS channel_id,
+                 generate_subscripts($1::uuid[], 1) AS place) AS p
+    CROSS JOIN LATERAL (
+        SELECT DISTINCT g.subject_principal_id FROM grants g
+        WHERE g.space_id = p.space_id AND (p.channel_id IS NULL OR g.channel_id IS NULL OR g.channel_id = p.channel_id)
+        OFFSET 0
+    ) h
+)
+SELECT holders.place, holders.subject_principal_id,
+       NULL::uuid AS space_id, NULL::uuid AS channel_id, NULL::text AS level
+FROM holders
+UNION ALL
+SELECT 0, g.subject_principal_id, g.space_id, g.channel_id, g.level
+FROM grants g
+WHERE g.subject_principal_id IN (SELECT DISTINCT holders.subject_principal_id FROM holders)
+ORDER BY 1, 2
 `
 
 type GrantHoldersByPlacesParams struct {
@@ -116,6 +125,9 @@ type GrantHoldersByPlacesParams struct {
 type GrantHoldersByPlacesRow struct {
 	Place              int32
 	SubjectPrincipalID ids.ID
+	SpaceID            ids.ID
+	ChannelID          ids.ID
+	Level              *string
 }
 
 // For each place (space_ids[i] with channel_ids[i], NULL for a space-wide
@@ -123,7 +135,11 @@ type GrantHoldersByPlacesRow struct {
 // space and the channel: a space-wide grant covers every channel of its
 // space. place is the place's 1-based index; one read of grants_place_idx
 // per place (OFFSET 0 keeps each read apart under every plan, as in
-// D-SQ-15).
+// D-SQ-15). Then, as rows of place 0, every grant of every subject found,
+// once each, through the leading column of grants_subject_place_key: the
+// facts the router decides with, so they need no read of their own
+// (D-M2-26-81). space_id, channel_id and level are NULL in the rows of a
+// place.
 func (q *Queries) GrantHoldersByPlaces(ctx context.Context, arg GrantHoldersByPlacesParams) ([]GrantHoldersByPlacesRow, error) {
 	rows, err := q.db.Query(ctx, grantHoldersByPlaces, arg.SpaceIds, arg.ChannelIds)
 	if err != nil {
@@ -133,7 +149,13 @@ func (q *Queries) GrantHoldersByPlaces(ctx context.Context, arg GrantHoldersByPl
 	items := []GrantHoldersByPlacesRow{}
 	for rows.Next() {
 		var i GrantHoldersByPlacesRow
-		if err := rows.Scan(&i.Place, &i.SubjectPrincipalID); err != nil {
+		if err := rows.Scan(
+			&i.Place,
+			&i.SubjectPrincipalID,
+			&i.SpaceID,
+			&i.ChannelID,
+			&i.Level,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
