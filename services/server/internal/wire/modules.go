@@ -243,6 +243,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		BatchMaxDeliveries:        cfg.Webhook.BatchMaxDeliveries,
 		BatchMaxDuration:          cfg.Webhook.BatchMaxDuration,
 		RunMaxSubscriptions:       cfg.Webhook.RunMaxSubscriptions,
+		RoundInsertMaxDeliveries:  cfg.Webhook.RoundInsertMaxDeliveries,
 	}); err != nil {
 		return nil, err
 	}

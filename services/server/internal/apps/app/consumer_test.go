@@ -257,15 +257,22 @@ func TestDeliveryQuotaPauses(t *testing.T) {
 // for it, although its first event found it active.
 func TestDeliveryQuotaPausedInTheRoundIsNotWoken(t *testing.T) {
 	t.Parallel()
-	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 2 }})
-	sub := b.sub
-	jobs := b.jobs(t, sub)[sub]
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is on fire")
-	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, it is still on fire")
-	require.Equal(t, 2, b.runRound(t))
-	require.Equal(t, "paused", b.subscription(t, sub).State, "the second open delivery reaches the quota")
-	require.Len(t, b.deliveries(t, sub), 2)
-	require.Equal(t, jobs, b.jobs(t, sub)[sub], "a subscription the round paused is not woken at its end")
+	// With inserts of one row each (D-M2-26-82), the quota pauses in the
+	// round's second insert a subscription its first had made due.
+	for _, insertMax := range []int{100, 1} {
+		b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) {
+			o.MaxPendingPerSubscription = 2
+			o.RoundInsertMaxDeliveries = insertMax
+		}})
+		sub := b.sub
+		jobs := b.jobs(t, sub)[sub]
+		b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is on fire")
+		b.post(t, b.w.Alex, b.w.Eskalation, "Robin, it is still on fire")
+		require.Equal(t, 2, b.runRound(t))
+		require.Equal(t, "paused", b.subscription(t, sub).State, "the second open delivery reaches the quota")
+		require.Len(t, b.deliveries(t, sub), 2)
+		require.Equal(t, jobs, b.jobs(t, sub)[sub], "a subscription the round paused is not woken at its end")
+	}
 }
 
 // TestRoundStartsItsDeliveryJobInTheWorker (ADR 0092): the delivery job a

@@ -67,6 +67,10 @@ type DeliveryOptions struct {
 	// claim a batch starts its sends after the first; a batch's lease
 	// lasts this much longer than one attempt's (leaseLength).
 	BatchMaxDuration time.Duration
+	// RoundInsertMaxDeliveries is webhook.round_insert_max_deliveries: the
+	// most rows a consumer round routes and inserts at once; the rows of
+	// one event always go together (D-M2-26-82).
+	RoundInsertMaxDeliveries int
 }
 
 func (o DeliveryOptions) validate() error {
@@ -89,6 +93,8 @@ func (o DeliveryOptions) validate() error {
 		return errors.New("apps: webhook.batch_max_deliveries and webhook.batch_max_duration must be positive")
 	case o.RunMaxSubscriptions < 1:
 		return errors.New("apps: webhook.run_max_subscriptions must be at least 1")
+	case o.RoundInsertMaxDeliveries < 1:
+		return errors.New("apps: webhook.round_insert_max_deliveries must be at least 1")
 	}
 	return nil
 }

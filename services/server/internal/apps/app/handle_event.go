@@ -22,16 +22,14 @@ import (
 // round is the memo of one consumer round (one transaction): the events
 // it handled, routed at its end; the candidates per event type and app,
 // loaded once; the open count of each active
-// subscription, counted once and then tracked; the state each subscription
-// has in this round; and the rows the round creates at its end, in seq
-// order.
+// subscription, counted once and then tracked; and the state each
+// subscription has in this round.
 type round struct {
 	mu      sync.Mutex
 	events  []eventsync.Event
 	cands   map[eventlog.Type]*typeCandidates
 	pending map[ids.ID]int
 	states  map[ids.ID]apps.SubscriptionState
-	rows    []roundRow
 }
 
 // typeCandidates are the candidates of one event type the round has read:
@@ -85,38 +83,42 @@ func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error 
 	return nil
 }
 
-// route decides which subscriptions get a row for each event the round
-// kept, in seq order, and adds the rows to the round. The rows go only to
-// the apps that can see the event now (routing by rights, D-M2-26-35):
-// authz.DeliveryRouter names, for every event in one statement, the apps
-// that may see its place (its channel or space, the audience of a
-// personal event, every app for the instance); the candidates are the
-// subscriptions of those apps with the event's type, read once per type
-// for every app the round reaches; and webhook_out.deliver decides each
-// in filter mode with the grants of every app loaded in one statement. A
-// round's routing is therefore three statements whatever the number of
-// its events and places (D-M2-26-65). A candidate the decision does not
-// allow gets no row. A suspended installation is routed like an active
-// one, because suspension holds deliveries back and is not a right: its
-// rows wait for the resume. A disabled subscription gets no rows
-// (D-M2-26-1).
-func (s *Deliveries) route(ctx context.Context, r *round) error {
-	evs := r.events
-	r.events = nil
-	if len(evs) == 0 {
-		return nil
-	}
+// reach finds, for all of evs at once, the apps that can see each event
+// and their candidates: authz.DeliveryRouter names, for every event in one
+// statement, the apps that may see its place (its channel or space, the
+// audience of a personal event, every app for the instance) with their
+// grants (D-M2-26-81); the candidates are the subscriptions of those apps
+// with the event's type, read once per type for every app the round
+// reaches (loadCandidates). It returns each event's resource and reach.
+func (s *Deliveries) reach(ctx context.Context, r *round, evs []eventsync.Event) ([]authorize.Resource, []authz.Reach, error) {
 	res := make([]authorize.Resource, len(evs))
 	for i, ev := range evs {
 		res[i] = eventResource(ev)
 	}
 	reaches, err := s.router.Reach(ctx, res)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := s.loadCandidates(ctx, r, evs, reaches); err != nil {
-		return err
+		return nil, nil, err
 	}
+	return res, reaches, nil
+}
+
+// route decides which subscriptions get a row for each of evs (with
+// their resources res and reaches, from reach), in seq order, and returns
+// the rows. The rows go only to the apps that can see the event now
+// (routing by rights, D-M2-26-35): webhook_out.deliver decides each
+// candidate in filter mode with the grants reach read, so with reach a
+// round's routing is two statements whatever the number of its events,
+// places and chunks (D-M2-26-65, D-M2-26-81; an event any principal may
+// see adds one read of grants). A candidate the decision does not
+// allow gets no row. A suspended installation is routed like an active
+// one, because suspension holds deliveries back and is not a right: its
+// rows wait for the resume. A disabled subscription gets no rows
+// (D-M2-26-1).
+func (s *Deliveries) route(ctx context.Context, r *round, evs []eventsync.Event, res []authorize.Resource,
+	reaches []authz.Reach, now time.Time) ([]roundRow, error) {
 	routed := make([][]Candidate, len(evs))
 	qs := make([]authz.DeliveryQuestion, len(evs))
 	for i, ev := range evs {
@@ -132,9 +134,9 @@ func (s *Deliveries) route(ctx context.Context, r *round) error {
 	}
 	allowed, err := s.router.Deliverable(ctx, qs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	now := s.now()
+	var rows []roundRow
 	for i, ev := range evs {
 		for j, c := range routed[i] {
 			if !allowed[i][j] {
@@ -142,22 +144,27 @@ func (s *Deliveries) route(ctx context.Context, r *round) error {
 			}
 			id, err := newID(now)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			r.rows = append(r.rows, roundRow{cand: c, row: NewDelivery{ID: id, SubscriptionID: c.SubscriptionID,
+			rows = append(rows, roundRow{cand: c, row: NewDelivery{ID: id, SubscriptionID: c.SubscriptionID,
 				Event: eventsync.EventKey{Seq: ev.Seq, OccurredAt: ev.OccurredAt}, EventID: ev.ID}})
 		}
 	}
-	return nil
+	return rows, nil
 }
 
 // EndRound implements sync.ConsumerRoundEnder for the consumer webhooks
-// (D-M2-26-63): it routes the round's events (route) and writes what they
-// called for, in as few statements as the round allows. The open count of
-// every active subscription the round serves is read once and the rows of
-// every event go in one insert, the two in one round trip; then, in seq
-// order, the quota pauses a subscription whose open deliveries reach
-// webhook.max_pending_per_subscription with a new row; last, every
+// (D-M2-26-63): it routes the round's events and writes what they called
+// for, in as few statements as the round allows. reach reads the apps and
+// candidates of all the events at once; then the events are routed and
+// their rows written in chunks of at most
+// webhook.round_insert_max_deliveries candidates (an event's always
+// together), so the worker's memory follows that key and not the round's
+// events times their subscriptions (D-M2-26-82). For each chunk the open
+// count of every active subscription not counted yet in the round is read
+// and the chunk's rows go in one insert, the two in one round trip; then,
+// in seq order, the quota pauses a subscription whose open deliveries
+// reach webhook.max_pending_per_subscription with a new row. Last, every
 // subscription of an active installation that got a row and is still
 // active is scheduled, once, in one job insert, whose jobs start in this
 // process right after the round's commit (StartGroups, ADR 0092). One
@@ -167,22 +174,77 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 	r := roundOf(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := s.route(ctx, r); err != nil {
-		return err
-	}
-	rows := r.rows
-	r.rows = nil
-	if len(rows) == 0 {
+	evs := r.events
+	r.events = nil
+	if len(evs) == 0 {
 		return nil
 	}
+	res, reaches, err := s.reach(ctx, r, evs)
+	if err != nil {
+		return err
+	}
 	now := s.now()
+	// got lists the subscriptions of an active installation that got a
+	// row, in the order of their first; whether each is still active is
+	// asked at the end, after every chunk's quota.
+	var got []ids.ID
+	seen := map[ids.ID]bool{}
+	write := func(from, to int) error {
+		rows, err := s.route(ctx, r, evs[from:to], res[from:to], reaches[from:to], now)
+		if err != nil {
+			return err
+		}
+		created, err := s.writeRows(ctx, r, rows, now)
+		if err != nil {
+			return err
+		}
+		for _, rr := range rows {
+			id := rr.cand.SubscriptionID
+			if created[rr.row.ID] && !seen[id] && rr.cand.InstallationState == apps.InstallationActive {
+				seen[id] = true
+				got = append(got, id)
+			}
+		}
+		return nil
+	}
+	from, size := 0, 0
+	for i, ev := range evs {
+		n := r.countCandidates(ev.Type, reaches[i])
+		if size > 0 && size+n > s.opts.RoundInsertMaxDeliveries {
+			if err := write(from, i); err != nil {
+				return err
+			}
+			from, size = i, 0
+		}
+		size += n
+	}
+	if err := write(from, len(evs)); err != nil {
+		return err
+	}
+	var due []ids.ID
+	for _, id := range got {
+		if r.states[id] == apps.SubscriptionActive {
+			due = append(due, id)
+		}
+	}
+	return s.scheduler.StartGroups(ctx, s.runGroups(due), now)
+}
+
+// writeRows writes rows, routed in seq order: the open count of every
+// active subscription among them that the round has not counted yet and
+// the insert of the rows travel in one round trip, the count first
+// (txn.Together runs its statements in order), since the count reads the
+// open rows before the insert adds these and needs nothing the insert
+// returns; then the quota counts each created row. It returns which rows
+// were created (a row of a replayed round may exist already).
+func (s *Deliveries) writeRows(ctx context.Context, r *round, rows []roundRow, now time.Time) (map[ids.ID]bool, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
 	news := make([]NewDelivery, len(rows))
 	for i, rr := range rows {
 		news[i] = rr.row
 	}
-	// The count reads the open rows before the insert adds the round's
-	// and needs nothing the insert returns: both travel in one round trip,
-	// the count first (txn.Together runs its statements in order).
 	var created map[ids.ID]bool
 	err := txn.Together(ctx,
 		func(ctx context.Context) error { return s.countPending(ctx, r, rows) },
@@ -192,27 +254,16 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 		},
 	)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, rr := range rows {
 		if created[rr.row.ID] {
 			if err := s.applyQuota(ctx, r, rr.cand, now); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	woken := map[ids.ID]bool{}
-	var due []ids.ID
-	for _, rr := range rows {
-		id := rr.cand.SubscriptionID
-		if !created[rr.row.ID] || woken[id] || rr.cand.InstallationState != apps.InstallationActive ||
-			r.states[id] != apps.SubscriptionActive {
-			continue
-		}
-		woken[id] = true
-		due = append(due, id)
-	}
-	return s.scheduler.StartGroups(ctx, s.runGroups(due), now)
+	return created, nil
 }
 
 // loadCandidates reads the candidates the round's events need and it has
@@ -299,6 +350,21 @@ func (r *round) candidatesOf(t eventlog.Type, reach authz.Reach) []Candidate {
 	}
 	slices.SortFunc(out, func(a, b Candidate) int { return ids.Compare(a.SubscriptionID, b.SubscriptionID) })
 	return out
+}
+
+// countCandidates returns how many candidates candidatesOf would return
+// for type t and reach, without building them: what the chunks of
+// EndRound are sized by.
+func (r *round) countCandidates(t eventlog.Type, reach authz.Reach) int {
+	tc := r.cands[t]
+	if reach.Everyone {
+		return len(tc.every)
+	}
+	n := 0
+	for _, p := range reach.Principals {
+		n += len(tc.ofApp[p])
+	}
+	return n
 }
 
 // countPending reads the open count of every active subscription among

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/apps/app"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/pg/pgtest"
 )
@@ -134,5 +135,32 @@ func TestRoundCountsAndInsertsInOneRoundTrip(t *testing.T) {
 	require.Equal(t, 2, b.runRound(t))
 	require.Contains(t, c.TakeNames(), []string{"WebhookDeliveryCountPending", "WebhookDeliveryInsertForRound"},
 		"the count, then the insert, in one round trip")
+	require.Len(t, b.deliveries(t, b.sub), 2, "Tracker gets both Eskalation events")
+}
+
+// TestRoundWritesItsRowsInChunks (D-M2-26-82): a round whose events call
+// for more rows than webhook.round_insert_max_deliveries writes them with
+// several inserts of at most that many (an event's rows stay together),
+// so the worker's memory follows the key and not the round's events times
+// their subscriptions. Every row is made, each subscription's open rows
+// are counted once, before its first row, and each subscription is woken
+// once, at the round's end.
+func TestRoundWritesItsRowsInChunks(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	b := deliveryWorld(t, options{tracer: c, change: func(o *app.DeliveryOptions) { o.RoundInsertMaxDeliveries = 3 }})
+	b.addFleet(t, 3)
+	channels := append([]ids.ID{b.w.Eskalation}, b.fleetChannels(t)...)
+	b.appendEventsIn(t, 8, channels)
+
+	c.reset()
+	require.Equal(t, 8, b.runRound(t))
+	require.Equal(t, 3, c.count("WebhookDeliveryInsertForRound"), "eight rows, at most three an insert")
+	require.Equal(t, 2, c.count("WebhookDeliveryCountPending"),
+		"the first insert's three subscriptions, then the fourth's before its first row")
+	require.Equal(t, 1, c.count("JobInsertFastMany"), "the four subscriptions woken once, together")
+	var made int
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT count(*) FROM webhook_deliveries`).Scan(&made))
+	require.Equal(t, 8, made)
 	require.Len(t, b.deliveries(t, b.sub), 2, "Tracker gets both Eskalation events")
 }
