@@ -303,14 +303,7 @@ func TestStartInProcessThatFindsAStopAtItsCommitIsRiversAtOnce(t *testing.T) {
 		return nil
 	}))
 	require.NoError(t, receive(t, stopped))
-	switch r := b.row(t, "test.ping"); r.state {
-	case "completed":
-		require.Equal(t, row{state: "completed", attempt: 1, errors: 0}, r)
-		require.True(t, receive(t, runs).final, "River ran it, as its first and last attempt")
-	default:
-		require.Equal(t, row{state: "available", attempt: 0, errors: 0}, r)
-	}
-	require.Empty(t, runs, "nothing started in process")
+	requireLeftToRiver(t, b, runs)
 }
 
 // TestStartInProcessAfterTheStartContextEndedIsRiversAtOnce: a job whose
@@ -333,14 +326,7 @@ func TestStartInProcessAfterTheStartContextEndedIsRiversAtOnce(t *testing.T) {
 		return nil
 	}))
 	stop(t, rt) // River finishes a run it may have begun meanwhile
-	switch r := b.row(t, "test.ping"); r.state {
-	case "completed":
-		require.Equal(t, row{state: "completed", attempt: 1, errors: 0}, r)
-		require.True(t, receive(t, runs).final, "River ran it, as its first and last attempt")
-	default:
-		require.Equal(t, row{state: "available", attempt: 0, errors: 0}, r)
-	}
-	require.Empty(t, runs, "nothing started in process")
+	requireLeftToRiver(t, b, runs)
 }
 
 // TestStartInProcessInsertTravelsWithTheCommit (ADR 0093): an insert
@@ -392,4 +378,20 @@ func TestStartInProcessInsertTravelsWithTheCommit(t *testing.T) {
 	names := trips.TakeNames()
 	require.Equal(t, []string{"commit"}, names[len(names)-1], "role api: River's insert at once, %v", names)
 	require.Contains(t, slices.Concat(names[:len(names)-1]...), "JobInsertFastMany", "role api: River's insert at once")
+}
+
+// requireLeftToRiver asserts that the ping job did not start in process
+// and is River's: available, or completed by a River run that was its
+// first and final attempt (a stopping River may run the job with the
+// fetch it had in flight).
+func requireLeftToRiver(t *testing.T, b *bundle, runs <-chan started) {
+	t.Helper()
+	switch r := b.row(t, "test.ping"); r.state {
+	case "completed":
+		require.Equal(t, row{state: "completed", attempt: 1, errors: 0}, r)
+		require.True(t, receive(t, runs).final, "River ran it, as its first and last attempt")
+	default:
+		require.Equal(t, row{state: "available", attempt: 0, errors: 0}, r)
+	}
+	require.Empty(t, runs, "nothing started in process")
 }
