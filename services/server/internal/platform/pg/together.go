@@ -42,11 +42,15 @@ func gather(tx pgx.Tx) txn.Gatherer { return gatherer(tx, nil) }
 // and sends the COMMIT at the end of their first round trip. A statement
 // a fn sends after that round trip fails, since the transaction has
 // ended. It returns the fns' errors, else the commit's. When the fns send
-// nothing, the unit of work commits at its end as usual.
+// nothing, the unit of work commits at its end as usual; with no fns at
+// all (the empty Last at the end of Do, ADR 0093) nothing is gathered.
 func closeWith(tx *lazyTx, take func() []func(ctx context.Context) error) txn.Gatherer {
 	g := gatherer(tx, tx)
 	return func(ctx context.Context, fns []func(ctx context.Context) error) error {
-		return g(ctx, append(take(), fns...))
+		if fns = append(take(), fns...); len(fns) == 0 {
+			return nil
+		}
+		return g(ctx, fns)
 	}
 }
 
