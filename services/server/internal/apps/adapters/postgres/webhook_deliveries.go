@@ -15,6 +15,7 @@ import (
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/eventlog"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/txn"
 	"bothy/server/internal/platform/pg"
 	eventsync "bothy/server/internal/sync"
 )
@@ -387,20 +388,44 @@ func (s *DeliveryStore) RecordAttempts(ctx context.Context, rs ...app.AttemptRec
 	if len(rs) == 0 {
 		return out, nil
 	}
-	q, err := s.locked(ctx)
-	if err != nil {
+	if _, err := s.locked(ctx); err != nil {
 		return nil, err
 	}
+	subs := make([]ids.ID, len(rs))
+	for i, r := range rs {
+		subs[i] = r.SubscriptionID
+	}
 	var rows []db.WebhookSubscriptionRecordAttemptsManyRow
-	if len(rs) == 1 {
-		row, err := q.WebhookSubscriptionRecordAttempt(ctx, recordOne(rs[0]))
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return nil, errs.Wrap(err, "apps: recording the webhook attempts failed")
-		}
-		if err == nil {
-			rows = append(rows, db.WebhookSubscriptionRecordAttemptsManyRow(row))
-		}
-	} else if rows, err = q.WebhookSubscriptionRecordAttemptsMany(ctx, recordMany(rs)); err != nil {
+	// The lock first, then the record, in one round trip (txn.Together
+	// sends them in order): the record's snapshot begins once the lock is
+	// held (D-M2-26-83).
+	err := txn.Together(ctx,
+		func(ctx context.Context) error {
+			q, err := s.locked(ctx)
+			if err != nil {
+				return err
+			}
+			return q.WebhookSubscriptionLockForRecord(ctx, subs)
+		},
+		func(ctx context.Context) error {
+			q, err := s.locked(ctx)
+			if err != nil {
+				return err
+			}
+			if len(rs) > 1 {
+				rows, err = q.WebhookSubscriptionRecordAttemptsMany(ctx, recordMany(rs))
+				return err
+			}
+			row, err := q.WebhookSubscriptionRecordAttempt(ctx, recordOne(rs[0]))
+			if err == nil {
+				rows = append(rows, db.WebhookSubscriptionRecordAttemptsManyRow(row))
+			}
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+	if err != nil {
 		return nil, errs.Wrap(err, "apps: recording the webhook attempts failed")
 	}
 	for _, row := range rows {

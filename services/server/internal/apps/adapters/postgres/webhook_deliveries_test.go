@@ -608,3 +608,56 @@ func TestDeliveryStoreRecordTellsWhetherOthersArePending(t *testing.T) {
 	done = record(again)
 	require.Empty(t, done.Next, "nothing else is pending, no next head")
 }
+
+// TestRecordReadsTheRowsCommittedWhileItWaitedForItsLock (D-M2-26-83): a
+// record that waits for its subscription's lock (here held by another
+// transaction) names as its next heads the rows committed meanwhile. A
+// run that finds the lease in force leaves the subscription to the
+// lease's holder, trusting that holder's record to see the rows committed
+// before that run looked; a record whose next heads came from a snapshot
+// older than its lock gave the lease back without them, and the rows
+// waited for the lease wake-up of the subscription's first run (chain
+// budget and lease later, 43 s in make bench-e2e fleet).
+func TestRecordReadsTheRowsCommittedWhileItWaitedForItsLock(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	s := postgres.NewDeliveryStore(b.db.App)
+	sub := b.subscriptionIn(t, b.install(t, b.app(t, "Tracker")), apps.SubscriptionActive)
+	b.pending(t, s, sub, 7)
+
+	holder, err := b.db.Owner.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, `SELECT 1 FROM webhook_subscriptions WHERE id = $1 FOR NO KEY UPDATE`, sub)
+	require.NoError(t, err)
+
+	done := make(chan app.Recorded, 1)
+	go func() {
+		var got app.Recorded
+		_ = b.uow.Do(ctx, func(ctx context.Context) error {
+			recorded, err := s.RecordAttempts(ctx, app.AttemptRecord{SubscriptionID: sub, Now: start, NextHeads: 5})
+			if err == nil {
+				got = recorded[0]
+			}
+			return err
+		})
+		done <- got
+	}()
+	require.Eventually(t, func() bool {
+		var waiting int
+		require.NoError(t, b.db.App.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
+		return waiting == 1
+	}, 10*time.Second, 5*time.Millisecond, "the record waits for the subscription's lock")
+	b.pending(t, s, sub, 8)
+	require.NoError(t, holder.Commit(ctx))
+
+	select {
+	case got := <-done:
+		require.True(t, got.Found)
+		require.Equal(t, []int64{7, 8}, seqsOf(got.Next), "the row committed while the record waited is among its next heads")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the record did not end")
+	}
+}

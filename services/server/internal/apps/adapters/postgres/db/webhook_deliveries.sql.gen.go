@@ -793,6 +793,22 @@ func (q *Queries) WebhookSubscriptionLockDeliveryTargets(ctx context.Context, ar
 	return items, nil
 }
 
+const webhookSubscriptionLockForRecord = `-- name: WebhookSubscriptionLockForRecord :exec
+SELECT 1 FROM webhook_subscriptions WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+`
+
+// Locks the subscriptions @ids as the records take them (FOR NO KEY
+// UPDATE, in the order of the ids), in a statement of its own sent right
+// before a record's (D-M2-26-83): a record reads its subscription's next
+// heads with the snapshot its statement began with, and a run that found
+// the lease in force left the rows it came for to the lease's holder, so
+// the record must begin after it holds the lock, when every row
+// committed before that run looked is in its snapshot.
+func (q *Queries) WebhookSubscriptionLockForRecord(ctx context.Context, argIds []ids.ID) error {
+	_, err := q.db.Exec(ctx, webhookSubscriptionLockForRecord, argIds)
+	return err
+}
+
 const webhookSubscriptionLockLive = `-- name: WebhookSubscriptionLockLive :many
 SELECT s.id, s.state, i.app_id
 FROM webhook_subscriptions s

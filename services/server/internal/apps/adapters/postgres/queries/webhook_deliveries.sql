@@ -313,6 +313,16 @@ CROSS JOIN LATERAL (
 ) nxt
 ORDER BY t.id;
 
+-- name: WebhookSubscriptionLockForRecord :exec
+-- Locks the subscriptions @ids as the records take them (FOR NO KEY
+-- UPDATE, in the order of the ids), in a statement of its own sent right
+-- before a record's (D-M2-26-83): a record reads its subscription's next
+-- heads with the snapshot its statement began with, and a run that found
+-- the lease in force left the rows it came for to the lease's holder, so
+-- the record must begin after it holds the lock, when every row
+-- committed before that run looked is in its snapshot.
+SELECT 1 FROM webhook_subscriptions WHERE id = ANY(@ids::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 -- name: WebhookSubscriptionRecordAttemptsMany :many
 -- Records the sent attempts of the batches of several subscriptions
 -- (D-M2-26-68, ADR 0088) with one statement (D-M2-26-78): record i (the
