@@ -27,11 +27,14 @@ func RequireSecretAbsent(t testing.TB, pool *pgxpool.Pool, secret string, tables
 		pieces = append(pieces, p, hex.EncodeToString([]byte(p)))
 	}
 	for _, table := range tables {
-		var hits int
+		// The pieces found and the rows around them, so that a failure
+		// tells what matched where (a test secret, safe to print).
+		var found []string
 		err := pool.QueryRow(context.Background(), `
-			SELECT count(*) FROM `+pgx.Identifier{table}.Sanitize()+` AS k, unnest($1::text[]) AS piece
-			WHERE strpos(row_to_json(k)::text, piece) > 0`, pieces).Scan(&hits)
+			SELECT coalesce(array_agg(piece || ' in ' || left(row_to_json(k)::text, 2000)), '{}')
+			FROM `+pgx.Identifier{table}.Sanitize()+` AS k, unnest($1::text[]) AS piece
+			WHERE strpos(row_to_json(k)::text, piece) > 0`, pieces).Scan(&found)
 		require.NoError(t, err, table)
-		require.Zero(t, hits, "a piece of the secret is in %s", table)
+		require.Empty(t, found, "a piece of the secret is in %s", table)
 	}
 }
