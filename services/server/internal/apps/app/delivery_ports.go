@@ -94,22 +94,23 @@ type DeliveryStore interface {
 	// returns how many there were with their lowest and highest event_seq.
 	ExpirePending(ctx context.Context, subscriptionID ids.ID, belowSeq int64, now time.Time) (Expired, error)
 	// RecordAttempts records the batches of rs, all with one statement
-	// (D-M2-26-78): for each record it takes the subscription's row lock,
-	// in the order of the subscriptions' ids, and writes the outcomes of
-	// its sent attempts when the subscription's standing and rate are
-	// r.Expected (D-M2-26-68), each while its delivery is still pending
-	// with the claimed attempt, gives the heads the batch did not send
-	// (r.Unsent) their attempt back, and writes the subscription's change
-	// when r.Subscription is set and every outcome was written. It returns,
-	// for each record in order, the locked target as it was before the
-	// record, whether the expectation held (false: nothing of the record
-	// is written, and the caller computes it again from the target),
-	// whether the outcomes were written (false: a row was deleted,
-	// redelivered or claimed again, and the batch's result is discarded)
-	// and up to r.NextHeads of the subscription's other pending
-	// deliveries. Whenever the expectation held, the subscription's lease
-	// of the batch is given back. Found is false, and nothing of the
-	// record written, when its subscription is gone.
+	// (D-M2-26-78) after one that takes the subscriptions' row locks, in the
+	// order of their ids, in the same round trip (D-M2-26-83): for each
+	// record it writes the outcomes of its sent attempts when the
+	// subscription's standing and rate are r.Expected (D-M2-26-68), each
+	// while its delivery is still pending with the claimed attempt, gives
+	// the heads the batch did not send (r.Unsent) their attempt back, and
+	// writes the subscription's change when r.Subscription is set and every
+	// outcome was written. It returns, for each record in order, the locked
+	// target as it was before the record, whether the expectation held
+	// (false: nothing of the record is written, and the caller computes it
+	// again from the target), whether the outcomes were written (false: a
+	// row was deleted, redelivered or claimed again, and the batch's result
+	// is discarded) and up to r.NextHeads of the subscription's other
+	// pending deliveries, read once its lock was granted, so every one
+	// committed before is among them. Whenever the expectation held, the
+	// subscription's lease of the batch is given back. Found is false, and
+	// nothing of the record written, when its subscription is gone.
 	RecordAttempts(ctx context.Context, rs ...AttemptRecord) ([]Recorded, error)
 }
 

@@ -378,11 +378,11 @@ func (s *DeliveryStore) ExpirePending(ctx context.Context, subscriptionID ids.ID
 	return app.Expired{Count: int(r.Expired), FirstSeq: r.FirstSeq, LastSeq: r.LastSeq}, nil
 }
 
-// RecordAttempts implements app.DeliveryStore: the locks and the records
-// of any number of subscriptions are one statement (D-M2-26-68,
-// D-M2-26-78), whatever the batches' sizes (ADR 0088); the record of one
-// subscription, a run of its own job, with the statement of one, whose
-// plan is lighter.
+// RecordAttempts implements app.DeliveryStore: the locks of any number of
+// subscriptions are one statement and their records another, sent
+// together (D-M2-26-83), whatever the batches' sizes (D-M2-26-68,
+// D-M2-26-78, ADR 0088); the record of one subscription, a run of its
+// own job, with the statement of one, whose plan is lighter.
 func (s *DeliveryStore) RecordAttempts(ctx context.Context, rs ...app.AttemptRecord) ([]app.Recorded, error) {
 	out := make([]app.Recorded, len(rs))
 	if len(rs) == 0 {

@@ -632,13 +632,17 @@ func TestRecordReadsTheRowsCommittedWhileItWaitedForItsLock(t *testing.T) {
 	_, err = holder.Exec(ctx, `SELECT 1 FROM webhook_subscriptions WHERE id = $1 FOR NO KEY UPDATE`, sub)
 	require.NoError(t, err)
 
-	done := make(chan app.Recorded, 1)
+	type result struct {
+		rec app.Recorded
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		var got app.Recorded
-		_ = b.uow.Do(ctx, func(ctx context.Context) error {
+		var got result
+		got.err = b.uow.Do(ctx, func(ctx context.Context) error {
 			recorded, err := s.RecordAttempts(ctx, app.AttemptRecord{SubscriptionID: sub, Now: start, NextHeads: 5})
 			if err == nil {
-				got = recorded[0]
+				got.rec = recorded[0]
 			}
 			return err
 		})
@@ -646,15 +650,17 @@ func TestRecordReadsTheRowsCommittedWhileItWaitedForItsLock(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		var waiting int
-		require.NoError(t, b.db.App.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
-		return waiting == 1
+		err := b.db.App.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return err == nil && waiting == 1
 	}, 10*time.Second, 5*time.Millisecond, "the record waits for the subscription's lock")
 	b.pending(t, s, sub, 8)
 	require.NoError(t, holder.Commit(ctx))
 
 	select {
-	case got := <-done:
+	case res := <-done:
+		require.NoError(t, res.err)
+		got := res.rec
 		require.True(t, got.Found)
 		require.Equal(t, []int64{7, 8}, seqsOf(got.Next), "the row committed while the record waited is among its next heads")
 	case <-time.After(10 * time.Second):

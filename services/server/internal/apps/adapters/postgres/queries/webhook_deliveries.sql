@@ -354,7 +354,9 @@ SELECT 1 FROM webhook_subscriptions WHERE id = ANY(@ids::uuid[]) ORDER BY id FOR
 -- (@expect_rate_window_ords, @expect_rate_window_ends). recorded counts
 -- the deliveries written. The next heads read the rows as they were
 -- before this statement, so a head given back is named with the time it
--- is due. Every write finds its rows through the primary keys of the
+-- is due; the statement begins once WebhookSubscriptionLockForRecord
+-- holds the locks, so they include every row committed before
+-- (D-M2-26-83). Every write finds its rows through the primary keys of the
 -- parameter arrays, never a join with a CTE (D-SQ-17, D-M2-26-77).
 WITH locked AS (
     -- The lock alone, as WebhookSubscriptionLockDeliveryTargets takes it:
@@ -506,8 +508,9 @@ ORDER BY t.ord;
 -- the subscription's change when change_subscription and every delivery
 -- was written, the lease of the batch and the rate window in any case
 -- when as_expected; recorded counts the deliveries written; the next
--- heads (next_*) as they were before the statement, without the rows
--- @delivery_ids. Its row has the columns of theirs (ord 1), so one
+-- heads (next_*) as they were before the statement, which begins once
+-- WebhookSubscriptionLockForRecord holds the lock (D-M2-26-83), without
+-- the rows @delivery_ids. Its row has the columns of theirs (ord 1), so one
 -- mapping serves both.
 WITH target AS (
     SELECT s.id, s.state, s.url, s.event_types, s.hmac_enabled, s.hmac_generation, s.hmac_rotated_at,
