@@ -32,6 +32,9 @@ type lazyTx struct {
 	committed bool
 	commitTag pgconn.CommandTag
 	commitRes error
+	// follow holds the statements that go after the COMMIT of a Last, in
+	// its round trip (FollowCommit, ADR 0094).
+	follow follows
 }
 
 // errAfterCommit is the error of a statement sent after the COMMIT that
@@ -209,6 +212,9 @@ func (t *lazyTx) end(ctx context.Context, sql string) (pgconn.CommandTag, error)
 	}
 	t.closed = true
 	defer t.conn.Release()
+	// What was to follow a COMMIT that did not travel with a Last does
+	// not run.
+	notFollowed(t.follow.take())
 	if !t.begun || t.committed {
 		// Nothing began, or the COMMIT went with the last statements: a
 		// rollback now has nothing to undo.

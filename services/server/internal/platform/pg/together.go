@@ -127,6 +127,10 @@ func (g *gathering) start(ctx context.Context, parent *participant, fns []func(c
 		g.parts = append(g.parts, p)
 		g.running++
 		ptx := &gatheredTx{parent: g.tx, part: id, msgs: g.msgs, decoding: &g.decoding}
+		if g.closing != nil {
+			// A fn of a Last whose COMMIT has not gone yet (FollowCommit).
+			ptx.follow = &g.closing.follow
+		}
 		// A Last inside a fn is a Together: the other fns go on.
 		pctx := txn.WithCloser(txn.WithGatherer(context.WithValue(ctx, txKey{}, pgx.Tx(ptx)), g.nested(p, id)), nil)
 		go func() {
@@ -184,7 +188,7 @@ func (g *gathering) run(ctx context.Context) {
 			results = sendClosing(ctx, g.closing, round)
 			g.closing = nil
 		} else {
-			results = sendGathered(ctx, g.tx, round, nil)
+			results = sendGathered(ctx, g.tx, round, nil, nil)
 		}
 		for i := range waiting {
 			g.running++
@@ -276,8 +280,10 @@ type gatheredResult struct {
 //
 // With last set, a statement travels after those of round and its result
 // goes to *last: the COMMIT of closeWith. After a failed statement of
-// round the server skips it too, and *last gets errNotSent.
-func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg, last *gatheredResult) [][]gatheredResult {
+// round the server skips it too, and *last gets errNotSent. The
+// statements of follow (FollowCommit) travel after the COMMIT and tell
+// their groups' done how they went, never round or *last.
+func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg, last *gatheredResult, follow []followGroup) [][]gatheredResult {
 	b := &pgx.Batch{}
 	for _, m := range round {
 		for _, q := range m.queries {
@@ -288,6 +294,7 @@ func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg, last *gathe
 	}
 	if last != nil {
 		b.Queue("commit")
+		queueFollows(b, follow)
 	}
 	out := make([][]gatheredResult, len(round))
 	br := tx.SendBatch(ctx, b)
@@ -309,6 +316,14 @@ func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg, last *gathe
 			*last = readGathered(br)
 			failed = last.err != nil
 		}
+		if !failed {
+			readFollows(br, follow)
+			// An error of Close now belongs to the statements that
+			// followed the COMMIT, whose done got it.
+			_ = br.Close()
+			return out
+		}
+		notFollowed(follow)
 	}
 	if err := br.Close(); err != nil && !failed {
 		for i := range out {
@@ -328,7 +343,7 @@ func sendGathered(ctx context.Context, tx pgx.Tx, round []gatherMsg, last *gathe
 // trip of its own.
 func sendClosing(ctx context.Context, tx *lazyTx, round []gatherMsg) [][]gatheredResult {
 	var commit gatheredResult
-	out := sendGathered(ctx, tx, round, &commit)
+	out := sendGathered(ctx, tx, round, &commit, tx.follow.take())
 	if !errors.Is(commit.err, errNotSent) {
 		tx.committedWith(commit.tag, commit.err)
 	}
@@ -367,6 +382,9 @@ type gatheredTx struct {
 	parent pgx.Tx
 	part   int
 	msgs   chan gatherMsg
+	// follow takes the statements of FollowCommit in a fn of a Last whose
+	// COMMIT has not gone yet; nil elsewhere.
+	follow *follows
 	// decoding is the gathering's (gathering.decoding).
 	decoding *sync.Mutex
 }
