@@ -20,12 +20,14 @@ import (
 	"bothy/server/internal/platform/pg/pgtest"
 )
 
-// TestPostMessageTakesTwoRoundTrips (ADR 0085, ADR 0090, ADR 0091):
-// posting reads the channel and the author's grants and memberships with
-// the BEGIN, then sends the message and its event (one statement, D-SQ-21)
-// with the COMMIT; a new thread and its event travel in that second round
-// trip too, after the message and its event. The unit of work notifies nothing: the Waker
-// wakes the consumers after the commit, on a connection of its own.
+// TestPostMessageTakesTwoRoundTrips (ADR 0085, ADR 0090, ADR 0091, ADR
+// 0094): posting reads the channel and the author's grants and
+// memberships with the BEGIN, then sends the message and its event (one
+// statement, D-SQ-21) with the COMMIT; a new thread and its event travel
+// in that second round trip too, after the message and its event. The
+// transaction notifies nothing: with no other notification on its way,
+// the consumers' wake-up follows the COMMIT in its round trip, once for
+// all the events of the post.
 func TestPostMessageTakesTwoRoundTrips(t *testing.T) {
 	t.Parallel()
 	trips := &pgtest.Trips{}
@@ -36,7 +38,7 @@ func TestPostMessageTakesTwoRoundTrips(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][]string{
 		{"begin", "SET LOCAL", "ChannelGetByID", "GrantFactsBySubject", "SpaceMemberListByPrincipal"},
-		{"MessageInsert", "EventLogAppend", "commit"},
+		{"MessageInsert", "EventLogAppend", "commit", "EventLogWake"},
 	}, trips.TakeNames())
 
 	posted, err := b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Robin, a thread", StartThread: true})
@@ -44,7 +46,7 @@ func TestPostMessageTakesTwoRoundTrips(t *testing.T) {
 	got := trips.TakeNames()
 	require.Len(t, got, 2, "%v", got)
 	require.Equal(t, []string{"MessageInsert", "ThreadInsert", "EventLogAppend",
-		"EventLogAppend", "commit"}, got[1])
+		"EventLogAppend", "commit", "EventLogWake"}, got[1])
 	evs := b.events(t)
 	require.Len(t, evs, 3)
 	require.Equal(t, []eventlog.Type{eventlog.MessageCreated, eventlog.MessageCreated, eventlog.ThreadCreated},

@@ -34,6 +34,29 @@ type Appender struct {
 
 var _ eventlog.Appender = (*Appender)(nil)
 
+// wakeQueued is set once an append of a unit of work arranged the
+// consumers' wake-up: one serves all its appends.
+var wakeQueued = txn.NewKey[bool]("sync.wake_queued")
+
+// wakeAfter arranges the consumers' wake-up after the unit of work of ctx
+// commits. When no notification is on its way and the append is in a
+// txn.Last, the notification follows the COMMIT in its round trip
+// (pg.FollowCommit, ADR 0094): the unit of work is one round trip from
+// its end, so the wake-ups that wait for it meanwhile wait at most that.
+// Otherwise the Waker notifies once the unit of work committed (ADR 0091),
+// sharing a notification with the other wake-ups on their way.
+func (a *Appender) wakeAfter(ctx context.Context) {
+	if a.waker.Carry() {
+		if pg.FollowCommit(ctx, a.waker.Carried, func(ctx context.Context, q pg.DBTX) error {
+			return db.New(q).EventLogWake(ctx, NotifyChannel)
+		}) {
+			return
+		}
+		a.waker.Carried(pg.ErrNotFollowed)
+	}
+	txn.AfterCommit(ctx, a.waker.Wake)
+}
+
 // NewAppender returns an appender stamping events with clk whose appends
 // wake the consumers through waker once they committed. It returns an
 // error for a nil clock or waker or invalid options.
@@ -50,8 +73,9 @@ func NewAppender(clk clock.Clock, waker *Waker, o AppenderOptions) (*Appender, e
 // Append implements eventlog.Appender. It validates ev (domain.PrepareAppend),
 // then, in the unit of work of ctx and with one statement (EventLogAppend):
 // makes sure the transaction has its id, allocates the seq and inserts the
-// row. Once the unit of work committed, the Waker notifies NotifyChannel
-// (ADR 0091); the append's own transaction notifies nothing.
+// row. The appending transaction notifies nothing (ADR 0091): the unit
+// of work's first append arranges the notification of NotifyChannel after
+// its commit (wakeAfter).
 //
 // No lock orders the appends (ADR 0070): transactions commit in any order,
 // so a consumer may see seq 8 while seq 7 is still in flight, and consumer
@@ -77,6 +101,11 @@ func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appe
 	id := ids.New()
 	at := clock.Stamp(a.clock)
 
+	if _, queued := wakeQueued.GetOrSet(ctx, true); !queued {
+		// Before the append's statement goes: in a txn.Last the COMMIT
+		// travels with it.
+		a.wakeAfter(ctx)
+	}
 	seq, err := db.New(tx).EventLogAppend(ctx, db.EventLogAppendParams{
 		ID: id, Type: string(ev.Type), ResourceKind: string(p.Info.ResourceKind), ResourceID: ev.ResourceID,
 		SpaceID: ev.SpaceID, ChannelID: ev.ChannelID, ThreadID: ev.ThreadID, AudiencePrincipalID: ev.AudiencePrincipalID,
@@ -89,7 +118,6 @@ func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appe
 		}
 		return eventlog.Appended{}, errs.Wrap(err, "sync: appending the event failed")
 	}
-	txn.AfterCommit(ctx, a.waker.Wake)
 	return eventlog.Appended{Seq: seq, ID: id, OccurredAt: at}, nil
 }
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -9,13 +10,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/platform/otel"
+	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/sync/adapters/postgres/db"
 )
 
 // Waker wakes the consumers of the event log after appends committed: it
 // notifies NotifyChannel in a transaction of its own, at most one at a
 // time per process, and one notification serves every append that
-// committed while the previous one was on its way.
+// committed while the previous one was on its way. The one on its way may
+// also be one that a unit of work carries with its COMMIT (Carry, ADR
+// 0094).
 //
 // Why not NOTIFY in the appending transaction: PostgreSQL serializes the
 // commits of all transactions that notified, with their WAL flush, under
@@ -49,6 +53,40 @@ func NewWaker(pool *pgxpool.Pool, log *slog.Logger, pollInterval time.Duration) 
 		panic("sync: NewWaker needs a pool, a logger and a positive poll interval")
 	}
 	return &Waker{pool: pool, log: log, pollInterval: pollInterval}
+}
+
+// Carry reports whether the caller may send the next notification
+// itself, with the COMMIT of its unit of work (pg.FollowCommit, ADR 0094):
+// true when no notification is on its way. The caller then counts as one
+// on its way until it calls Carried, so wake-ups meanwhile wait for it and
+// share the notification after it, as they share the Waker's.
+func (w *Waker) Carry() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.running {
+		return false
+	}
+	w.running, w.pending = true, false
+	return true
+}
+
+// Carried ends a notification that Carry allowed, with its outcome: nil
+// when it went, pg.ErrNotFollowed when it did not (nothing committed that
+// needs it), or the error of a notification that failed, which is logged
+// as Wake's are. Wake-ups that arrived meanwhile get the next
+// notification.
+func (w *Waker) Carried(err error) {
+	if err != nil && !errors.Is(err, pg.ErrNotFollowed) {
+		w.failed(err)
+	}
+	w.mu.Lock()
+	if !w.pending {
+		w.running = false
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	go w.run()
 }
 
 // Wake asks for a notification after this call. It does not wait: the
@@ -85,8 +123,13 @@ func (w *Waker) notify() {
 	// The pool directly, never a unit of work of ctx: the notification
 	// is a transaction of its own (EventLogWake).
 	if err := db.New(w.pool).EventLogWake(ctx, NotifyChannel); err != nil {
-		// The error's class only, as everywhere: a message may carry data.
-		w.log.Warn("sync: waking the event log's consumers failed; they read the log at their next poll",
-			otel.ErrorAttr(err))
+		w.failed(err)
 	}
+}
+
+// failed warns of a notification that failed.
+func (w *Waker) failed(err error) {
+	// The error's class only, as everywhere: a message may carry data.
+	w.log.Warn("sync: waking the event log's consumers failed; they read the log at their next poll",
+		otel.ErrorAttr(err))
 }

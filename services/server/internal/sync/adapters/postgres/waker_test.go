@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/platform/httpserver/httpservertest"
+	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/sync/adapters/postgres"
 )
 
@@ -102,8 +104,47 @@ func TestWakerWarnsOfAFailedNotificationByItsClassOnly(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	require.Eventually(t, w.Carry, 10*time.Second, 5*time.Millisecond, "the Waker's goroutine ended")
+	w.Carried(errors.New("notify failed: closed pool"))
+	require.Equal(t, 3, strings.Count(out.String(), "waking the event log's consumers failed"),
+		"a carried notification that failed is logged as the Waker's are")
 	logged := out.String()
 	require.Contains(t, logged, `"level":"WARN"`)
 	require.Contains(t, logged, `"error.type"`)
 	require.NotContains(t, logged, "closed pool", "the error's message stays out of the log")
+}
+
+// TestWakerCarriedNotificationsShareLikeItsOwn (ADR 0094): while a unit
+// of work carries the notification with its COMMIT (Carry), no other may
+// and the Waker sends none; a Wake meanwhile gets the notification after
+// the carried one ended, whatever its outcome, and a carried one that
+// did not go leaves nothing behind when nobody waited.
+func TestWakerCarriedNotificationsShareLikeItsOwn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	conn := listen(t, b.db.App)
+	w := postgres.NewWaker(b.db.App, slog.New(slog.DiscardHandler), time.Second)
+
+	require.True(t, w.Carry())
+	require.False(t, w.Carry(), "one notification on its way at a time")
+	w.Wake()
+	noWakeUp(t, conn)
+	w.Carried(pg.ErrNotFollowed)
+	nextWakeUp(t, conn)
+
+	require.Eventually(t, w.Carry, 10*time.Second, 5*time.Millisecond, "free again once the Waker's notification went")
+	w.Carried(pg.ErrNotFollowed)
+	noWakeUp(t, conn)
+	require.True(t, w.Carry(), "a carried notification that did not go and that nobody waited for leaves nothing")
+	w.Carried(nil)
+	noWakeUp(t, conn)
+}
+
+// noWakeUp asserts that no notification of conn arrives for a while.
+func noWakeUp(t *testing.T, conn *pgxpool.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	n, err := conn.Conn().WaitForNotification(ctx)
+	require.Error(t, err, "an extra wake-up arrived: %+v", n)
 }

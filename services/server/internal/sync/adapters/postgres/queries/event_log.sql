@@ -69,8 +69,10 @@ SELECT NOT EXISTS (
 ) AS ended;
 
 -- name: EventLogWake :exec
--- The Waker's notification after appends committed (ADR 0091), in a
--- transaction of its own: set_config(..., true) turns synchronous_commit
+-- The consumers' notification after appends committed, sent by the Waker
+-- (ADR 0091) or right after the COMMIT of the unit of work that appended
+-- (pg.FollowCommit, ADR 0094), in a transaction of its own:
+-- set_config(..., true) turns synchronous_commit
 -- off until that transaction ends, so its commit does not wait for its WAL
 -- flush while it holds the lock of PreCommit_Notify.
 SELECT set_config('synchronous_commit', 'off', true), pg_notify(@channel::text, '');
