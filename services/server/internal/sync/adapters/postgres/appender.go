@@ -57,9 +57,10 @@ func (a *Appender) wakeAfter(ctx context.Context) {
 	txn.AfterCommit(ctx, a.waker.Wake)
 }
 
-// NewAppender returns an appender stamping events with clk whose appends
-// wake the consumers through waker once they committed. It returns an
-// error for a nil clock or waker or invalid options.
+// NewAppender returns an appender stamping events with clk whose units of
+// work wake the consumers once they committed, through waker (with their
+// COMMIT when waker has no notification on its way, ADR 0094). It returns
+// an error for a nil clock or waker or invalid options.
 func NewAppender(clk clock.Clock, waker *Waker, o AppenderOptions) (*Appender, error) {
 	if clk == nil || waker == nil {
 		return nil, errors.New("sync: NewAppender needs a clock and a waker")
