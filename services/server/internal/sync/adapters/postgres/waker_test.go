@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/kernel/txn"
 	"bothy/server/internal/platform/httpserver/httpservertest"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/sync/adapters/postgres"
@@ -147,4 +148,45 @@ func noWakeUp(t *testing.T, conn *pgxpool.Conn) {
 	defer cancel()
 	n, err := conn.Conn().WaitForNotification(ctx)
 	require.Error(t, err, "an extra wake-up arrived: %+v", n)
+}
+
+// TestAppendInALastCarriesTheWakeUpAndGivesItBack (ADR 0094): an append
+// in a txn.Last, with no notification on its way, carries the wake-up
+// with its COMMIT: the consumer is woken, and the Waker is free again as
+// soon as the unit of work returned. A unit of work that rolls back wakes
+// no one and gives the Waker back too, so no later wake-up waits for it.
+func TestAppendInALastCarriesTheWakeUpAndGivesItBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	conn := listen(t, b.db.App)
+	w := postgres.NewWaker(b.db.App, slog.New(slog.DiscardHandler), time.Second)
+	appender, err := postgres.NewAppender(b.clock, w, postgres.AppenderOptions{PayloadTextMaxBytes: 64})
+	require.NoError(t, err)
+	ctx := context.Background()
+	appendLast := func(ctx context.Context) error {
+		return txn.Last(ctx, func(ctx context.Context) error {
+			_, err := appender.Append(ctx, messageEvent("hello Sam"))
+			return err
+		})
+	}
+
+	require.NoError(t, b.uow.Do(ctx, appendLast))
+	nextWakeUp(t, conn)
+	require.True(t, w.Carry(), "the carried notification ended with its unit of work")
+	w.Carried(pg.ErrNotFollowed)
+
+	require.Error(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		return txn.Last(ctx, func(ctx context.Context) error {
+			_, err := appender.Append(ctx, messageEvent("never seen"))
+			return err
+		}, func(ctx context.Context) error {
+			// Fails in the round trip of the COMMIT, which the server then
+			// skips: the unit of work rolls back.
+			_, err := pg.Conn(ctx, b.db.App).Exec(ctx, `SELECT 1 / 0`)
+			return err
+		})
+	}))
+	require.True(t, w.Carry(), "a unit of work that carried and rolled back gave the Waker back")
+	w.Carried(pg.ErrNotFollowed)
+	noWakeUp(t, conn)
 }
