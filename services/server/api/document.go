@@ -93,13 +93,14 @@ func checkDocument(body []byte) []errs.FieldError {
 			top := stack[len(stack)-1]
 			key, _ := tok.(string)
 			top.key, top.wantKey = key, false
-			pointer := top.pointer + "/" + escapeToken(key)
+			// The member's pointer only for a defect: a valid body, the
+			// common case, allocates none.
 			if top.keys[key] {
-				out = append(out, field(pointer, codeDuplicateMember))
+				out = append(out, field(valuePointer(), codeDuplicateMember))
 			}
 			top.keys[key] = true
 			if unstorable(key, raw) {
-				out = append(out, field(pointer, codeInvalidCharacter))
+				out = append(out, field(valuePointer(), codeInvalidCharacter))
 			}
 			continue
 		}

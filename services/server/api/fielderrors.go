@@ -276,9 +276,18 @@ func unknownMembers(se *openapi3.SchemaError) []string {
 	return names
 }
 
-// escapeToken escapes one JSON pointer token (RFC 6901 section 3).
+// tokenEscaper escapes the characters RFC 6901 section 3 reserves in a
+// JSON pointer token. A Replacer builds its tables on first use: one for
+// the package, not one per token (a request's validation escapes several).
+var tokenEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// escapeToken escapes one JSON pointer token (RFC 6901 section 3); a token
+// without ~ or / comes back as it is.
 func escapeToken(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return tokenEscaper.Replace(s)
 }
 
 // normalise sorts field errors by pointer and code and removes repeats, so
