@@ -28,7 +28,7 @@ throwaway_start bothy-bench "$bothy" '# Configuration of one `make bench-e2e` ru
 # copy of the database bothy), webhook.allowed_hosts, egress.allowed_hosts,
 # egress.extra_ca_file and the two listen addresses (free loopback ports).
 # Every other key keeps its default, as an operator would start.' \
-  "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=1000 -c pg_stat_statements.track_planning=on"
+  "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=1000 -c pg_stat_statements.track_planning=on -c track_wal_io_timing=on"
 mkdir -p "$tmp/work"
 throwaway_run "$bench" --bothy "$bothy" --config "$config" --admin-url-file "$tmp/admin_url" \
   --pg-data "$tmp/pg/data" --work-dir "$tmp/work" "$@"

@@ -199,3 +199,47 @@ SELECT query, calls, total_exec_time, total_plan_time, shared_blks_hit, rows
 	})
 	return out, err
 }
+
+// walStats is the cluster's WAL since the last resetWAL: what it wrote
+// (pg_stat_wal) and how often and how long its backends waited for the
+// WAL to reach the disk (the fsyncs of pg_stat_io, object wal), which a
+// synchronous COMMIT does. The counts of a backend reach the cluster's
+// statistics when it idles, at most once a second, so the last second of
+// a scenario may be missing.
+type walStats struct {
+	Bytes   int64
+	Flushes int64
+	// FlushMS is the time of the flushes, when Timed.
+	FlushMS float64
+	// Timed is true when track_wal_io_timing was on (e2e.sh turns it on).
+	Timed bool
+}
+
+// resetWAL empties the cluster's WAL and I/O statistics (shared by every
+// database: the scenarios run one after another).
+func (c *cluster) resetWAL(ctx context.Context) error {
+	return c.with(ctx, "postgres", func(ctx context.Context, conn *pgx.Conn) error {
+		if _, err := conn.Exec(ctx, "SELECT pg_stat_reset_shared('wal'), pg_stat_reset_shared('io')"); err != nil {
+			return fmt.Errorf("resetting the WAL statistics: %w", err)
+		}
+		return nil
+	})
+}
+
+// readWAL returns the cluster's WAL statistics since the last resetWAL.
+func (c *cluster) readWAL(ctx context.Context) (walStats, error) {
+	var s walStats
+	err := c.with(ctx, "postgres", func(ctx context.Context, conn *pgx.Conn) error {
+		err := conn.QueryRow(ctx, `
+SELECT (SELECT wal_bytes FROM pg_stat_wal)::bigint,
+       coalesce(sum(fsyncs), 0)::bigint, coalesce(sum(fsync_time), 0)::float8,
+       current_setting('track_wal_io_timing') = 'on'
+  FROM pg_stat_io
+ WHERE object = 'wal'`).Scan(&s.Bytes, &s.Flushes, &s.FlushMS, &s.Timed)
+		if err != nil {
+			return fmt.Errorf("reading the WAL statistics: %w", err)
+		}
+		return nil
+	})
+	return s, err
+}

@@ -65,7 +65,28 @@ func writeResult(o options, r result) {
 		perDelivery(r.CPUAPI, r.Delivered), perDelivery(r.CPUWorkers, r.Delivered), perDelivery(r.CPUPostgres, r.Delivered), perDelivery(r.CPUBench, r.Delivered))
 	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
 	fmt.Fprintf(w, "  worker rss    peak %.1f MiB\n", float64(r.WorkerRSS)/(1<<20))
+	writeWAL(w, r.WAL, r.Delivered)
 	writeStatements(w, r.Statements, r.Delivered, o.topStatements, o.queryWidth)
+}
+
+// writeWAL writes what the cluster wrote to its WAL per delivery and how
+// often and how long commits waited for it to reach the disk: a wait
+// every transaction that commits synchronously pays, in the path of a
+// delivery or beside it.
+func writeWAL(w io.Writer, s walStats, delivered int) {
+	if delivered == 0 {
+		return
+	}
+	d := float64(delivered)
+	fmt.Fprintf(w, "  wal           %.1f KiB and %.1f flushes per delivery", float64(s.Bytes)/1024/d, float64(s.Flushes)/d)
+	switch {
+	case !s.Timed:
+		fmt.Fprintf(w, " (flush times need track_wal_io_timing)\n")
+	case s.Flushes > 0:
+		fmt.Fprintf(w, ", %.2f ms a flush (%.2f ms per delivery)\n", s.FlushMS/float64(s.Flushes), s.FlushMS/d)
+	default:
+		fmt.Fprintln(w)
+	}
 }
 
 // writeStatements writes the statement totals and the top statements per

@@ -42,3 +42,17 @@ func TestWriteLatenciesWritesOneLinePerPostedArrival(t *testing.T) {
 	require.Equal(t, "rate,1780000000000000,6500,3\nrate,1780000000005000,12000,4\n", out.String(),
 		"one line per arrival of a posted message: scenario, posted at (us), latency (us), app")
 }
+
+func TestWriteWALGivesTheFlushesAndBytesPerDelivery(t *testing.T) {
+	var b strings.Builder
+	writeWAL(&b, walStats{Bytes: 11 << 20, Flushes: 8000, FlushMS: 2400, Timed: true}, 2000)
+	require.Equal(t, "  wal           5.6 KiB and 4.0 flushes per delivery, 0.30 ms a flush (1.20 ms per delivery)\n", b.String())
+
+	b.Reset()
+	writeWAL(&b, walStats{Bytes: 11 << 20, Flushes: 8000}, 2000)
+	require.Equal(t, "  wal           5.6 KiB and 4.0 flushes per delivery (flush times need track_wal_io_timing)\n", b.String())
+
+	b.Reset()
+	writeWAL(&b, walStats{Bytes: 1 << 20}, 0)
+	require.Empty(t, b.String(), "nothing per delivery without a delivery")
+}

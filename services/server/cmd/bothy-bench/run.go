@@ -79,6 +79,9 @@ type result struct {
 	// WorkerRSS is the largest peak resident set of a worker process.
 	WorkerRSS  uint64
 	Statements []statement
+	// WAL is what the cluster wrote to its WAL and flushed over the
+	// measured phase.
+	WAL walStats
 }
 
 // posters are the people who post, each a member of Support with write;
@@ -200,6 +203,9 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	if err := b.pg.resetStatements(ctx, db); err != nil {
 		return res, err
 	}
+	if err := b.pg.resetWAL(ctx); err != nil {
+		return res, err
+	}
 	cpu0 := b.snapshotCPU(procs)
 	limit := b.opt.scenarioTimeout
 	if sh.Rate > 0 {
@@ -253,6 +259,9 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	// The run's -timeout may have ended the wait: what arrived is still
 	// measured.
 	if res.Statements, err = b.pg.readStatements(context.WithoutCancel(ctx), db); err != nil {
+		return res, err
+	}
+	if res.WAL, err = b.pg.readWAL(context.WithoutCancel(ctx)); err != nil {
 		return res, err
 	}
 

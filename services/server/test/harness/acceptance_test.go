@@ -19,8 +19,23 @@ import (
 
 // server is the api role of one process, driven over HTTP.
 type server struct {
-	t *testing.T
+	t testing.TB
 	h http.Handler
+}
+
+// newAPIServer assembles a process of role api like `bothy serve` on db
+// and does what Run does at start that a request needs: the signing keys
+// (a webhook subscription records the active key), the event log
+// partitions and the owner Robin.
+func newAPIServer(t testing.TB, db *pgtest.DB) server {
+	t.Helper()
+	cfg := harness.LoadConfig(t, db, nil)
+	p, err := wire.NewProcess(context.Background(), cfg, wire.RoleAPI, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	require.NoError(t, p.Modules().Instance.Ensure(context.Background()))
+	harness.CreatePartitions(t, db, cfg, p.Modules().Clock.Now())
+	harness.CreateOwner(t, db, cfg, p.Modules())
+	return server{t: t, h: p.Handler()}
 }
 
 // call sends method path (below /api/v1) with a JSON body and the bearer
@@ -59,17 +74,7 @@ func (s server) call(token, method, path string, body any, want int) map[string]
 // 404 for the app.
 func TestAcceptanceAnAppPostsThroughTheAPI(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	cfg := harness.LoadConfig(t, db, nil)
-	p, err := wire.NewProcess(context.Background(), cfg, wire.RoleAPI, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
-	// What Run does at start: the signing keys (a webhook subscription
-	// records the active key) and the event log partitions.
-	require.NoError(t, p.Modules().Instance.Ensure(context.Background()))
-	harness.CreatePartitions(t, db, cfg, p.Modules().Clock.Now())
-	harness.CreateOwner(t, db, cfg, p.Modules())
-
-	s := server{t: t, h: p.Handler()}
+	s := newAPIServer(t, pgtest.New(t))
 	robin := s.call("", "POST", "/sessions", map[string]any{"email": "robin@example.com", "password": harness.Password}, http.StatusCreated)["token"].(string)
 	s.call(robin, "POST", "/people", map[string]any{"email": "alex@example.com", "display_name": "Alex", "password": harness.Password}, http.StatusCreated)
 	alex := s.call("", "POST", "/sessions", map[string]any{"email": "alex@example.com", "password": harness.Password}, http.StatusCreated)["token"].(string)
