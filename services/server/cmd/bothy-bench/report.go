@@ -54,6 +54,9 @@ func writeResult(o options, r result) {
 	l := r.Latency
 	fmt.Fprintf(w, "  latency       post to receipt p50 %s, p90 %s, p99 %s, max %s\n",
 		round(l.percentile(50)), round(l.percentile(90)), round(l.percentile(99)), round(l.max()))
+	if r.Shape.Rate > 0 {
+		writeBySecond(w, r.BySecond)
+	}
 	fmt.Fprintf(w, "  order         %d violations (per subscription, by the event seq); %d duplicates (same webhook-id twice)\n", r.Violations, r.Duplicates)
 	if r.Shape.Hung >= 0 {
 		fmt.Fprintf(w, "  hung app      %d requests held until the sender gave up\n", r.HungSeen)
@@ -67,6 +70,16 @@ func writeResult(o options, r result) {
 	fmt.Fprintf(w, "  worker rss    peak %.1f MiB\n", float64(r.WorkerRSS)/(1<<20))
 	writeWAL(w, r.WAL, r.Delivered)
 	writeStatements(w, r.Statements, r.Delivered, o.topStatements, o.queryWidth)
+}
+
+// writeBySecond writes the median and the largest of the p99s of the
+// seconds of a scenario at a fixed rate (secondP99s).
+func writeBySecond(w io.Writer, p99s durations) {
+	if p99s.count() == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  by second     p99 of the deliveries posted in each second: median %s, worst %s (%d seconds)\n",
+		round(p99s.percentile(50)), round(p99s.max()), p99s.count())
 }
 
 // writeWAL writes what the cluster wrote to its WAL per delivery and how

@@ -56,3 +56,13 @@ func TestWriteWALGivesTheFlushesAndBytesPerDelivery(t *testing.T) {
 	writeWAL(&b, walStats{Bytes: 1 << 20}, 0)
 	require.Empty(t, b.String(), "nothing per delivery without a delivery")
 }
+
+func TestWriteBySecondGivesTheMedianAndWorstP99OfTheSeconds(t *testing.T) {
+	var b strings.Builder
+	writeBySecond(&b, durations{9 * time.Millisecond, 10 * time.Millisecond, 11 * time.Millisecond, 48 * time.Millisecond})
+	require.Equal(t, "  by second     p99 of the deliveries posted in each second: median 10ms, worst 48ms (4 seconds)\n", b.String())
+
+	b.Reset()
+	writeBySecond(&b, nil)
+	require.Empty(t, b.String())
+}

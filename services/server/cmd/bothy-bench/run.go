@@ -73,7 +73,10 @@ type result struct {
 	HungSeen    int
 	Refused     int
 	Latency     durations
-	TimedOut    bool
+	// BySecond is the p99 latency of the deliveries posted in each second
+	// of the scenario, sorted (secondP99s).
+	BySecond durations
+	TimedOut bool
 	// CPU per part over the measured phase.
 	CPUAPI, CPUWorkers, CPUPostgres, CPUBench time.Duration
 	// WorkerRSS is the largest peak resident set of a worker process.
@@ -278,13 +281,15 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 		}
 	}
 	var lat []time.Duration
+	var posted []time.Time
 	for _, a := range arrivals {
 		res.LastArrival = maxTime(res.LastArrival, a.At)
 		if t, ok := started[a.MessageID]; ok {
-			lat = append(lat, a.At.Sub(t))
+			lat, posted = append(lat, a.At.Sub(t)), append(posted, t)
 		}
 	}
 	res.Latency = summarize(lat)
+	res.BySecond = secondP99s(res.PostStart, posted, lat)
 	return res, nil
 }
 

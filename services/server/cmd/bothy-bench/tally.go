@@ -108,3 +108,20 @@ func (d durations) percentile(p float64) time.Duration {
 	rank = min(max(rank, 1), len(d))
 	return d[rank-1]
 }
+
+// secondP99s groups the latencies lat by the second after from in which
+// their messages were posted (posted, element for element) and returns
+// the p99 of each second that has any, sorted: a steady tail shows as a
+// narrow spread, bursts of late deliveries as a few high seconds.
+func secondP99s(from time.Time, posted []time.Time, lat []time.Duration) durations {
+	bySecond := map[int64][]time.Duration{}
+	for i, p := range posted {
+		s := int64(p.Sub(from) / time.Second)
+		bySecond[s] = append(bySecond[s], lat[i])
+	}
+	out := make([]time.Duration, 0, len(bySecond))
+	for _, l := range bySecond {
+		out = append(out, summarize(l).percentile(99))
+	}
+	return summarize(out)
+}

@@ -104,3 +104,24 @@ func TestHangRatioComparesTheHangScenarioWithTheFleet(t *testing.T) {
 	_, ok = hangRatio([]result{res("hang", 900, 10)})
 	require.False(t, ok, "without the fleet there is nothing to compare")
 }
+
+func TestSecondP99sTakesTheP99OfTheDeliveriesPostedInEachSecond(t *testing.T) {
+	from := time.Date(2026, 12, 5, 23, 0, 0, 0, time.UTC)
+	var posted []time.Time
+	var lat []time.Duration
+	// Second 0: 100 posts of 5 ms, one of 40 ms; second 2: 10 posts of 7
+	// ms; second 1 has none.
+	for i := range 100 {
+		posted = append(posted, from.Add(time.Duration(i)*5*time.Millisecond))
+		lat = append(lat, 5*time.Millisecond)
+	}
+	posted, lat = append(posted, from.Add(600*time.Millisecond)), append(lat, 40*time.Millisecond)
+	for i := range 10 {
+		posted = append(posted, from.Add(2*time.Second+time.Duration(i)*time.Millisecond))
+		lat = append(lat, 7*time.Millisecond)
+	}
+	got := secondP99s(from, posted, lat)
+	require.Equal(t, durations{5 * time.Millisecond, 7 * time.Millisecond}, got,
+		"one p99 per second with posts, sorted: 40 ms is the 101st of 101 in second 0, above its p99")
+	require.Empty(t, secondP99s(from, nil, nil))
+}
