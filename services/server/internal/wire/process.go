@@ -236,7 +236,8 @@ func (p *Process) buildSync() error {
 		Coordinator: sessions,
 		Logger:      p.log,
 		Meter:       p.meter(),
-	}, syncapp.Options{BatchSize: p.cfg.Consumer.BatchSize, PollInterval: p.cfg.Consumer.PollInterval})
+	}, syncapp.Options{BatchSize: p.cfg.Consumer.BatchSize, PollInterval: p.cfg.Consumer.PollInterval,
+		GatherPause: p.cfg.Consumer.GatherPause, GatherMinEvents: p.cfg.Consumer.GatherMinEvents})
 	if err != nil {
 		return err
 	}

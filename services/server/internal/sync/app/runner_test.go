@@ -45,6 +45,46 @@ func TestNotifyWakesARunningRunner(t *testing.T) {
 	waitFor(t, h.ch, second)
 }
 
+// TestABusyRoundLetsTheNextOneGather: after a round that handled at
+// least consumer.gather_min_events events the runner pauses
+// consumer.gather_pause before it looks again, so the events posted
+// meanwhile go into one round (here the pause outlasts the test: the
+// third event waits); a smaller round does not pause, and the runner
+// stops during a pause when its context ends.
+func TestABusyRoundLetsTheNextOneGather(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		minEvents int
+		waits     bool
+	}{
+		{"a round of two pauses at a minimum of two", 2, true},
+		{"a round of two goes on at a minimum of three", 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			h := newSignalling()
+			first := b.appendMessages(t, 2)
+			stop := run(t, b.runner(t, h, app.Options{BatchSize: 10, PollInterval: time.Hour,
+				GatherPause: time.Hour, GatherMinEvents: tc.minEvents}))
+			waitFor(t, h.ch, first[1]) // one round handled both
+			third := b.appendMessages(t, 1)[0]
+			if !tc.waits {
+				waitFor(t, h.ch, third)
+				return
+			}
+			select {
+			case seq := <-h.ch:
+				t.Fatalf("seq %d was handled during the pause", seq)
+			case <-time.After(500 * time.Millisecond):
+			}
+			stop() // returns although the pause has most of an hour to go
+			require.NotContains(t, h.handled(), third)
+		})
+	}
+}
+
 // TestSecondRunnerTakesOverWhenTheFirstStops: two processes (two
 // coordinators with their own connections) run the same consumer; only the
 // first handles events while it holds the consumer; once it stops (its
@@ -144,8 +184,10 @@ func TestNewRunnerAndConsumersRefuseBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for name, o := range map[string]app.Options{
-		"no batch size":    {PollInterval: time.Second},
-		"no poll interval": {BatchSize: 1},
+		"no batch size":                    {PollInterval: time.Second},
+		"no poll interval":                 {BatchSize: 1},
+		"a negative gather pause":          {BatchSize: 1, PollInterval: time.Second, GatherPause: -time.Millisecond},
+		"a gather pause without a minimum": {BatchSize: 1, PollInterval: time.Second, GatherPause: time.Millisecond},
 	} {
 		_, err := app.NewRunner(consumer, nopHandler{}, b.deps, o)
 		require.Error(t, err, name)
