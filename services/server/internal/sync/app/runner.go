@@ -313,13 +313,14 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 // consumer's session (another process may hold it), then runs rounds
 // while full batches come back, pauses consumer.gather_pause after a round
 // of at least consumer.gather_min_events events (ADR 0095), waits for a
-// NOTIFY or consumer.poll_interval, and starts again. After a failed round it logs the error type (never the
-// message, which may carry handler data) and waits one poll interval before
-// the next round. When the session's connection dies it stops starting
-// rounds and waits for the session again, so a second process can take
-// over; the cursor row lock keeps a round already running from overlapping
-// one of the new holder. A round in progress when ctx ends is finished, not
-// abandoned, so Run returns after its commit.
+// NOTIFY or consumer.poll_interval, and starts again. After a failed round
+// it logs the error type (never the message, which may carry handler
+// data) and waits one poll interval before the next round. When the
+// session's connection dies it stops starting rounds and waits for the
+// session again, so a second process can take over; the cursor row lock
+// keeps a round already running from overlapping one of the new holder. A
+// round in progress when ctx ends is finished, not abandoned, so Run
+// returns after its commit.
 func (r *Runner) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		sess, err := r.deps.Coordinator.Acquire(ctx, r.name)
