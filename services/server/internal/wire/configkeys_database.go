@@ -20,6 +20,8 @@ func databaseConfigKeys() []config.Key {
 			Doc: "Reference to the password of bothy_owner; empty connects with the URL as it is."},
 		{Name: "database.max_conns", Kind: config.KindInt, Default: "10", Min: "1", Max: "1000", Unit: "connections", Chapter: chapter02,
 			Doc: "Largest number of connections in the pool of one process."},
+		{Name: "database.open_all_conns", Kind: config.KindBool, Default: "true", Chapter: chapter02,
+			Doc: "Opens all database.max_conns connections of a process in the background from the start, and again when one closes, so a request or a delivery rarely waits for a connection to be made and to plan its statements (ADR 0096); false opens each connection on first need."},
 		{Name: "database.tx_retry_max", Kind: config.KindInt, Default: "3", Min: "0", Max: "10", Unit: "retries", Chapter: chapter02,
 			Doc: "How often a unit of work runs again after a serialization failure or a deadlock."},
 		{Name: "database.lock_timeout", Kind: config.KindDuration, Default: "5s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
@@ -47,6 +49,8 @@ type DatabaseConfig struct {
 	MigrationPasswordRef string `config:"database.migration_password_ref"`
 	// MaxConns is database.max_conns.
 	MaxConns int32 `config:"database.max_conns"`
+	// OpenAllConns is database.open_all_conns.
+	OpenAllConns bool `config:"database.open_all_conns"`
 	// TxRetryMax is database.tx_retry_max.
 	TxRetryMax int `config:"database.tx_retry_max"`
 	// LockTimeout is database.lock_timeout.

@@ -128,8 +128,9 @@ func NewProcess(ctx context.Context, cfg *Config, role Role, d Deps) (_ *Process
 	if p.secrets, err = NewSecretsProvider(cfg); err != nil {
 		return nil, err
 	}
-	// Lazy: Run waits for the database (database.startup_wait) with the
-	// operator listener up, so /readyz can say why the role is not ready.
+	// Serving: Run waits for the database (database.startup_wait) with
+	// the operator listener up, so /readyz can say why the role is not
+	// ready; the connections open and warm in the background (ADR 0096).
 	if p.pool, err = openAppPool(ctx, cfg, p.secrets, "bothy-"+string(role), true); err != nil {
 		return nil, err
 	}

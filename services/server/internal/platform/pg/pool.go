@@ -3,6 +3,11 @@
 // the database roles. Its pools send and read ids.ID as binary uuids
 // (RegisterTypes, D-SQ-14).
 //
+// A server process's pool opens its connections in the background and has
+// each new one plan the statements of its hottest paths before its first
+// use (Options.MinConns, Options.Warm, Warm; ADR 0096), so no delivery
+// waits for a backend's cold caches.
+//
 // Two roles exist (docs/adr/0007-migrations-and-database-roles.md): the
 // migration owner, which owns every table and runs DDL, and bothy_app, which
 // the server runs as and which may only read and write rows. Nothing at run
@@ -14,6 +19,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -26,6 +32,16 @@ type Options struct {
 	Password string
 	// MaxConns caps the pool (database.max_conns); 0 keeps pgx's default.
 	MaxConns int32
+	// MinConns are the connections the pool opens in the background from
+	// the start and opens again when one closes (database.open_all_conns),
+	// so a request rarely waits for a connection to be made and warmed; 0
+	// opens each connection on first need.
+	MinConns int32
+	// Warm are statements every new connection plans before the pool hands
+	// it out (Warm, ADR 0096): the statements of the paths whose first
+	// use should not pay for a cold backend. A statement that fails to
+	// plan is skipped: the connection is still handed out.
+	Warm []string
 	// ApplicationName shows in pg_stat_activity, for example "bothy-worker".
 	ApplicationName string
 	// StatementTimeout bounds every statement (database.statement_timeout);
@@ -59,7 +75,19 @@ func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 	if o.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprintf("%d", o.StatementTimeout.Milliseconds())
 	}
-	cfg.AfterConnect = AfterConnect
+	cfg.MinConns = min(o.MinConns, cfg.MaxConns)
+	warm := o.Warm
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		if err := AfterConnect(ctx, conn); err != nil {
+			return err
+		}
+		// A statement that does not plan fails at its real use too, with
+		// its error where it belongs; the tests plan every list (ADR 0096).
+		if err := Warm(ctx, conn, warm); err != nil && ctx.Err() != nil {
+			return err
+		}
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: creating pool for %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)

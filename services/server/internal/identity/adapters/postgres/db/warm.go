@@ -1,0 +1,13 @@
+// Package db is the identity module's statements as sqlc generates them from
+// ../queries and the migrations (*.gen.go, never edited), and the list of
+// those a server process's new connection plans first (HotStatements).
+package db
+
+// HotStatements are the statements of this module that every request
+// runs (its bearer's session or token), which a server process's new
+// connection plans before its first use (pg.Warm, ADR 0096).
+var HotStatements = []string{
+	sessionOwnerByTokenHash,
+	personalTokenOwnerByTokenHash,
+	appTokenOwnerByTokenHash,
+}

@@ -1,0 +1,88 @@
+package pg_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/platform/pg"
+	"bothy/server/internal/platform/pg/pgtest"
+)
+
+// warmPage is a statement on messages in sqlc's form: planning it opens
+// every index of the table.
+const warmPage = `-- name: WarmPage :one
+SELECT id FROM messages WHERE channel_id = $1 ORDER BY created_at DESC LIMIT 1`
+
+// superuserURL is a superuser's URL of db: only a superuser reads another
+// backend's memory contexts, and the test reads its own connection's.
+func superuserURL(t *testing.T, db *pgtest.DB) string {
+	t.Helper()
+	u, err := url.Parse(pgtest.AdminURL(t))
+	require.NoError(t, err)
+	u.Path = "/" + db.Name
+	return u.String()
+}
+
+// indexLoaded reports whether the backend of a connection of pool has the
+// relcache entry of index (the memory context PostgreSQL names after it).
+func indexLoaded(t *testing.T, pool *pgxpool.Pool, index string) bool {
+	t.Helper()
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM pg_backend_memory_contexts WHERE name = 'index info' AND ident = $1`, index).Scan(&n))
+	return n > 0
+}
+
+// TestOpenWarmsEveryConnectionBeforeItsFirstUse: a pool opened with Warm
+// plans those statements on each new connection before handing it out, so
+// its first real statement finds the tables and indexes in the backend's
+// caches (ADR 0096); without Warm the same first use finds them cold. With
+// MinConns the pool opens its connections without being asked.
+func TestOpenWarmsEveryConnectionBeforeItsFirstUse(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+
+	cold, err := pg.Open(ctx, pg.Options{URL: superuserURL(t, db), MaxConns: 1})
+	require.NoError(t, err)
+	defer cold.Close()
+	require.False(t, indexLoaded(t, cold, "messages_channel_page_idx"), "a connection without Warm has not planned on messages")
+
+	warm, err := pg.Open(ctx, pg.Options{URL: superuserURL(t, db), MaxConns: 2, MinConns: 2, Warm: []string{warmPage}})
+	require.NoError(t, err)
+	defer warm.Close()
+	require.Eventually(t, func() bool { return warm.Stat().TotalConns() == 2 }, 10*time.Second, 5*time.Millisecond,
+		"the pool opens MinConns connections by itself")
+	require.True(t, indexLoaded(t, warm, "messages_channel_page_idx"), "the new connection planned the warm statement")
+	require.True(t, indexLoaded(t, warm, "messages_thread_page_idx"), "planning opened every index of the table")
+}
+
+// TestWarmNamesAStatementThatDoesNotPlan: Warm plans every statement, goes on
+// after one that fails and names it in its error; the connection stays
+// usable, and a pool whose warm-up fails still hands out its connections.
+func TestWarmNamesAStatementThatDoesNotPlan(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+
+	conn, err := db.App.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	broken := "-- name: BrokenOnPurpose :many\nSELECT nothing FROM nowhere WHERE id = $1"
+	err = pg.Warm(ctx, conn.Conn(), []string{broken, warmPage})
+	require.ErrorContains(t, err, "BrokenOnPurpose")
+	require.ErrorContains(t, err, `relation "nowhere" does not exist`)
+	require.NotContains(t, err.Error(), "WarmPage", "the statement after the broken one planned")
+	var one int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT 1`).Scan(&one), "the connection is usable after a failed warm-up")
+
+	pool, err := pg.Open(ctx, pg.Options{URL: db.AppURL, MaxConns: 1, Warm: []string{broken}})
+	require.NoError(t, err)
+	defer pool.Close()
+	require.NoError(t, pool.QueryRow(ctx, `SELECT 1`).Scan(&one), "a warm-up that fails does not keep a connection from use")
+}
