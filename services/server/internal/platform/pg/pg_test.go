@@ -25,9 +25,6 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// TestPrivilegesAfterAllMigrations proves the role split of ADR 0004 after every
-// migration: bothy_app reads and writes every table but owns nothing and can
-// run no DDL.
 // TestOpenThroughAUnixSocket: a URL in libpq's form for a Unix socket,
 // without a host and with the socket's directory as the query parameter
 // host, connects (database.url accepts it, config.Key.HostInQuery).
@@ -41,6 +38,9 @@ func TestOpenThroughAUnixSocket(t *testing.T) {
 	require.True(t, local, "the connection came through the socket, which has no server address")
 }
 
+// TestPrivilegesAfterAllMigrations proves the role split of ADR 0004 after every
+// migration: bothy_app reads and writes every table but owns nothing and can
+// run no DDL.
 func TestPrivilegesAfterAllMigrations(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
