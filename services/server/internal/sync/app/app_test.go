@@ -248,3 +248,11 @@ func waitFor(t testing.TB, ch <-chan int64, want int64) {
 		}
 	}
 }
+
+// waitForCursor waits until the consumer's cursor is at seq: a round's
+// handler sees an event before the round commits.
+func (b *testBundle) waitForCursor(t testing.TB, seq int64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return b.cursor(t) == seq }, 60*time.Second, 5*time.Millisecond,
+		"the cursor never reached seq %d", seq)
+}

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,21 @@ type quietHandler struct{}
 
 func (quietHandler) HandleEvent(context.Context, eventsync.Event) error { return nil }
 
+// tracedRunner is a runner of h with the default options whose unit of
+// work, log and cursors use a pool that trips sees (the coordinator's
+// session does not).
+func (b *testBundle) tracedRunner(t *testing.T, trips *pgtest.Trips, h eventsync.ConsumerHandler) *app.Runner {
+	t.Helper()
+	pool := b.db.TracedApp(t, trips, 4)
+	deps := b.deps
+	deps.UoW = pg.NewUnitOfWork(pool, 3, 5*time.Second)
+	deps.Events = postgres.NewLog(pool)
+	deps.Cursors = postgres.NewCursors(pool, b.clock)
+	r, err := app.NewRunner(consumer, h, deps, defaultOptions)
+	require.NoError(t, err)
+	return r
+}
+
 // TestARoundTakesThreeRoundTrips (D-SY-17, D-SY-19): a round sends its
 // statements in three round trips: BEGIN with the read of the cursor; the
 // question whether a stored horizon has settled (only when one is
@@ -32,13 +48,7 @@ func TestARoundTakesThreeRoundTrips(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	trips := &pgtest.Trips{}
-	pool := b.db.TracedApp(t, trips, 4)
-	deps := b.deps
-	deps.UoW = pg.NewUnitOfWork(pool, 3, 5*time.Second)
-	deps.Events = postgres.NewLog(pool)
-	deps.Cursors = postgres.NewCursors(pool, b.clock)
-	r, err := app.NewRunner(consumer, quietHandler{}, deps, defaultOptions)
-	require.NoError(t, err)
+	r := b.tracedRunner(t, trips, quietHandler{})
 	require.Zero(t, b.round(t, r)) // creates the cursor
 
 	b.appendMessages(t, 2)
@@ -64,4 +74,51 @@ func TestARoundTakesThreeRoundTrips(t *testing.T) {
 	a.commit(t)
 	require.Equal(t, 2, b.round(t, r), "A's seq 3 and seq 4, once A committed")
 	require.Equal(t, int64(4), b.cursor(t))
+}
+
+// TestARunnersLaterRoundsTakeTwoRoundTrips (D-SY-22): a runner that holds
+// its consumer knows where its last round left the cursor, so its later
+// rounds send no read of the cursor: BEGIN travels with the read of the
+// log, the lock of the cursor (which confirms what the runner knew) and
+// the read of the watermark; the cursor's write, the read of the head and
+// COMMIT follow. Only the runner's first round reads the cursor; a stored
+// horizon is known as well.
+func TestARunnersLaterRoundsTakeTwoRoundTrips(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	trips := &pgtest.Trips{}
+	h := newSignalling()
+	run(t, b.tracedRunner(t, trips, h))
+	first := b.appendMessages(t, 1)[0]
+	waitFor(t, h.ch, first)
+	b.waitForCursor(t, first)
+	require.Contains(t, slices.Concat(trips.TakeNames()...), "ConsumerCursorGet", "the first round reads the cursor")
+
+	second := b.appendMessages(t, 1)[0]
+	waitFor(t, h.ch, second)
+	b.waitForCursor(t, second)
+	got := trips.TakeNames()
+	require.NotContains(t, slices.Concat(got...), "ConsumerCursorGet", "a later round knows the cursor: %v", got)
+	require.Contains(t, got, []string{"begin", "SET LOCAL", "EventListAfter", "ConsumerCursorLock", "EventLogWatermarkMinRetainedSeq"})
+	require.Contains(t, got, []string{"ConsumerCursorUpdate", "EventHeadSeq", "commit"})
+
+	// A round that stops at a writer in flight stores a horizon, which the
+	// runner knows too: the round after it asks about the horizon in its
+	// first round trip and handles both events once the writer committed.
+	held := b.holdAppend(t, "A")
+	after := b.appendMessages(t, 1)[0]
+	require.Eventually(t, func() bool {
+		var stored bool
+		require.NoError(t, b.db.App.QueryRow(context.Background(),
+			`SELECT gap_horizon IS NOT NULL FROM consumer_cursors WHERE name = $1`, string(consumer)).Scan(&stored))
+		return stored
+	}, 60*time.Second, 5*time.Millisecond, "the round never stored the horizon of seq %d", held.seq)
+	trips.Take()
+	held.commit(t)
+	waitFor(t, h.ch, after)
+	b.waitForCursor(t, after)
+	got = trips.TakeNames()
+	require.NotContains(t, slices.Concat(got...), "ConsumerCursorGet", "the runner knows the stored horizon: %v", got)
+	require.Contains(t, got, []string{"begin", "SET LOCAL", "ActivityWritersEndedBefore", "EventListAfter", "ConsumerCursorLock", "EventLogWatermarkMinRetainedSeq"})
+	require.Equal(t, []int64{first, second, held.seq, after}, h.handled(), "every event once, in order")
 }

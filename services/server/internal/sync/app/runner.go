@@ -154,9 +154,10 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 // take three round trips (D-SY-17, D-SY-19): the cursor's read with
 // BEGIN; the horizon's question, the read of the log, the cursor's lock
 // and the watermark together, in that order; the cursor's write with the
-// head and COMMIT.
+// head and COMMIT. Run's rounds after its first take two: they know the
+// cursor (D-SY-22).
 func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
-	res, err := r.round(ctx)
+	res, err := r.round(ctx, nil)
 	return res.handled, err
 }
 
@@ -165,19 +166,40 @@ type roundResult struct {
 	full             bool
 	cursor, head     int64
 	lostFrom, lostTo int64
+	// left is the cursor as the round committed it; moved reports a round
+	// that found the cursor elsewhere than known and rolled back.
+	left  Cursor
+	moved bool
 }
 
-func (r *Runner) round(ctx context.Context) (roundResult, error) {
+// errCursorMoved ends a round whose cursor lock found the cursor elsewhere
+// than the runner knew it; the round rolls back, and the next one reads
+// the cursor.
+var errCursorMoved = errors.New("sync: the consumer's cursor moved")
+
+// round runs one round (RunRound). known is the cursor as this runner's
+// last round committed it, or nil to read it; a round that finds the
+// cursor elsewhere than known rolls back and reports moved, with no error
+// and uncounted.
+func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) {
 	var res roundResult
 	err := r.deps.UoW.Do(ctx, func(ctx context.Context) error {
 		res = roundResult{}
 		// The cursor is read without a lock, so that the round has no
 		// transaction id before its read of the log. A consumer's first
 		// round writes its cursor here, before the read, and so keeps no
-		// horizon.
-		seen, created, err := r.deps.Cursors.ReadCursor(ctx, r.name)
-		if err != nil {
-			return err
+		// horizon. A runner that knows where its last round left the
+		// cursor saves the read and its round trip (D-SY-22); the lock
+		// below confirms what it knew.
+		var seen Cursor
+		var created bool
+		if known != nil {
+			seen = *known
+		} else {
+			var err error
+			if seen, created, err = r.deps.Cursors.ReadCursor(ctx, r.name); err != nil {
+				return err
+			}
 		}
 		// The question whether the stored horizon is settled, the read of
 		// the log, the lock of the cursor and the read of the watermark do
@@ -205,7 +227,7 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 			xid         uint64
 			minRetained int64
 		)
-		err = txn.Together(ctx,
+		err := txn.Together(ctx,
 			func(ctx context.Context) (err error) {
 				if seen.Horizon.XID != 0 {
 					settled, err = r.deps.Events.WritersEndedBefore(ctx, seen.Horizon.XID)
@@ -227,6 +249,12 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 		)
 		if err != nil {
 			return err
+		}
+		if known != nil && cur != seen {
+			// Someone else moved the cursor since this runner's last round
+			// (an operator, a round of RunRound): the log was read after
+			// the wrong seq, which may skip events after the cursor.
+			return errCursorMoved
 		}
 		if created {
 			xid = 0
@@ -276,7 +304,7 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 		res.handled = settle.Handle
 		res.full = len(read) == plan.Limit && !settle.Held
 		next := Cursor{Seq: plan.NextCursor(last, settle.Handle), Horizon: settle.Horizon}
-		res.cursor = next.Seq
+		res.cursor, res.left = next.Seq, next
 		// The cursor's write and the read of the head (for the lag) go in
 		// one round trip with the COMMIT (D-SY-19, ADR 0090).
 		return txn.Last(ctx,
@@ -292,6 +320,9 @@ func (r *Runner) round(ctx context.Context) (roundResult, error) {
 			},
 		)
 	})
+	if errors.Is(err, errCursorMoved) {
+		return roundResult{moved: true}, nil
+	}
 	r.countRound(ctx, err)
 	if err != nil {
 		return roundResult{}, err
@@ -339,8 +370,13 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
-// serve runs rounds while the session holds.
+// serve runs rounds while the session holds. While it holds the session no
+// other runner moves the cursor, so each round after the first starts from
+// where the one before left it (known, D-SY-22) instead of reading it; a
+// failed round, or one that found the cursor moved, makes the next one
+// read it.
 func (r *Runner) serve(ctx context.Context, sess Session) {
+	var known *Cursor
 	for {
 		for {
 			select {
@@ -355,7 +391,14 @@ func (r *Runner) serve(ctx context.Context, sess Session) {
 			// A round that started finishes even when ctx ends: its work
 			// is short and transactional, and committing it spares the
 			// next holder of the consumer from doing it again.
-			res, err := r.round(context.WithoutCancel(ctx))
+			res, err := r.round(context.WithoutCancel(ctx), known)
+			known = nil
+			if err == nil && !res.moved {
+				known = &res.left
+			}
+			if res.moved {
+				continue
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return

@@ -203,3 +203,28 @@ func TestNewRunnerAndConsumersRefuseBadInput(t *testing.T) {
 	_, err = app.NewRunner(consumer, nopHandler{}, deps, defaultOptions)
 	require.Error(t, err)
 }
+
+// TestARunnerFindsItsCursorMovedAndReadsFromThere (D-SY-22): a runner
+// that knows where its last round left the cursor confirms it with the
+// cursor's lock; when the cursor was moved meanwhile (here back, as an
+// operator's replay would), that round ends without handling anything
+// and the next one reads the cursor: the events after it are handled
+// again, none skipped.
+func TestARunnerFindsItsCursorMovedAndReadsFromThere(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := newSignalling()
+	run(t, b.runner(t, h, defaultOptions))
+	seqs := b.appendMessages(t, 3)
+	waitFor(t, h.ch, seqs[2])
+	b.waitForCursor(t, seqs[2])
+
+	_, err := b.db.App.Exec(context.Background(), `UPDATE consumer_cursors SET last_seq = $1 WHERE name = $2`, seqs[0], string(consumer))
+	require.NoError(t, err)
+	fourth := b.appendMessages(t, 1)[0]
+	waitFor(t, h.ch, fourth)
+	handled := h.handled()
+	require.Equal(t, []int64{seqs[1], seqs[2], fourth}, handled[len(handled)-3:],
+		"the events after the moved cursor are handled again, in order, before the new one")
+	b.waitForCursor(t, fourth)
+}
