@@ -24,9 +24,10 @@ func RegisterTypes(m *pgtype.Map) {
 	m.RegisterType(&pgtype.Type{Name: "_uuid", OID: pgtype.UUIDArrayOID, Codec: &pgtype.ArrayCodec{ElementType: uuid}})
 }
 
-// AfterConnect is the AfterConnect of every pool of the server (Open) and
-// of the tests (pgtest): it registers the server's types on each new
-// connection (RegisterTypes). It never fails.
+// AfterConnect registers the server's types on each new connection
+// (RegisterTypes). The tests' pools (pgtest) use it as their AfterConnect;
+// Open calls it first in its own, which then warms the connection. It
+// never fails.
 func AfterConnect(_ context.Context, conn *pgx.Conn) error {
 	RegisterTypes(conn.TypeMap())
 	return nil

@@ -13,8 +13,8 @@ import (
 // needs no parameter values and runs nothing: the backend loads the
 // tables, indexes, statistics and catalog entries the statements use into
 // its caches, so their first real use on conn costs what a later one does
-// (ADR 0096). On a new backend the first plan of a delivery's larger
-// statements took 12 to 14 ms against well under 1 ms once warm.
+// (ADR 0096). On a new backend the first run of a delivery's larger
+// statements took 12 to 14 ms; a later one takes 0.1 to 0.2 ms.
 //
 // statements are SQL texts with $n placeholders, as sqlc writes them. A
 // statement that fails to plan does not stop the others; the error names
