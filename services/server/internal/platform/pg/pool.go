@@ -76,14 +76,13 @@ func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprintf("%d", o.StatementTimeout.Milliseconds())
 	}
 	cfg.MinConns = min(o.MinConns, cfg.MaxConns)
-	warm := o.Warm
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		if err := AfterConnect(ctx, conn); err != nil {
 			return err
 		}
 		// A statement that does not plan fails at its real use too, with
 		// its error where it belongs; the tests plan every list (ADR 0096).
-		if err := Warm(ctx, conn, warm); err != nil && ctx.Err() != nil {
+		if err := Warm(ctx, conn, o.Warm); err != nil && ctx.Err() != nil {
 			return err
 		}
 		return nil

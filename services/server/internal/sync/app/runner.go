@@ -164,7 +164,7 @@ func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
 type roundResult struct {
 	handled          int
 	full             bool
-	cursor, head     int64
+	head             int64
 	lostFrom, lostTo int64
 	// left is the cursor as the round committed it; moved reports a round
 	// that found the cursor elsewhere than known and rolled back.
@@ -304,7 +304,7 @@ func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) 
 		res.handled = settle.Handle
 		res.full = len(read) == plan.Limit && !settle.Held
 		next := Cursor{Seq: plan.NextCursor(last, settle.Handle), Horizon: settle.Horizon}
-		res.cursor, res.left = next.Seq, next
+		res.left = next
 		// The cursor's write and the read of the head (for the lag) go in
 		// one round trip with the COMMIT (D-SY-19, ADR 0090).
 		return txn.Last(ctx,
@@ -327,7 +327,7 @@ func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) 
 	if err != nil {
 		return roundResult{}, err
 	}
-	lag := max(res.head-res.cursor, 0)
+	lag := max(res.head-res.left.Seq, 0)
 	r.lag.Record(ctx, lag, metric.WithAttributes(attr.Consumer.String(string(r.name))))
 	if res.lostTo > 0 {
 		r.log.WarnContext(ctx, "consumer lost events to retention",
@@ -336,7 +336,7 @@ func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) 
 	}
 	r.log.DebugContext(ctx, "consumer round finished",
 		slog.Int(string(attr.Count), res.handled),
-		slog.Int64(string(attr.EventSeq), res.cursor))
+		slog.Int64(string(attr.EventSeq), res.left.Seq))
 	return res, nil
 }
 
@@ -393,9 +393,6 @@ func (r *Runner) serve(ctx context.Context, sess Session) {
 			// next holder of the consumer from doing it again.
 			res, err := r.round(context.WithoutCancel(ctx), known)
 			known = nil
-			if err == nil && !res.moved {
-				known = &res.left
-			}
 			if res.moved {
 				continue
 			}
@@ -409,6 +406,7 @@ func (r *Runner) serve(ctx context.Context, sess Session) {
 				}
 				continue
 			}
+			known = &res.left
 			if !res.full {
 				// A busy round: events are arriving. Pausing before the
 				// next look lets it take the events of the pause together,
