@@ -22,6 +22,10 @@ func databaseConfigKeys() []config.Key {
 			Doc: "Largest number of connections in the pool of one process."},
 		{Name: "database.open_all_conns", Kind: config.KindBool, Default: "true", Chapter: chapter02,
 			Doc: "Opens all database.max_conns connections of a process in the background from the start, and again when one closes, so a request or a delivery rarely waits for a connection to be made and to plan its statements (ADR 0096); false opens each connection on first need."},
+		{Name: "database.conn_max_lifetime", Kind: config.KindDuration, Default: "1h", Min: "1s", Max: "24h", Chapter: chapter02,
+			Doc: "Age after which a connection of the pool is closed and, with database.open_all_conns, opened again in the background; each connection lives a random part of database.conn_lifetime_jitter longer."},
+		{Name: "database.conn_lifetime_jitter", Kind: config.KindDuration, Default: "10m", Min: "0s", Max: "24h", Chapter: chapter02,
+			Doc: "Longest random time a connection lives beyond database.conn_max_lifetime, so connections opened together at the start are renewed one at a time instead of all in the same moment (ADR 0097); 0s renews them together."},
 		{Name: "database.tx_retry_max", Kind: config.KindInt, Default: "3", Min: "0", Max: "10", Unit: "retries", Chapter: chapter02,
 			Doc: "How often a unit of work runs again after a serialization failure or a deadlock."},
 		{Name: "database.lock_timeout", Kind: config.KindDuration, Default: "5s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,
@@ -51,6 +55,10 @@ type DatabaseConfig struct {
 	MaxConns int32 `config:"database.max_conns"`
 	// OpenAllConns is database.open_all_conns.
 	OpenAllConns bool `config:"database.open_all_conns"`
+	// ConnMaxLifetime is database.conn_max_lifetime.
+	ConnMaxLifetime time.Duration `config:"database.conn_max_lifetime"`
+	// ConnLifetimeJitter is database.conn_lifetime_jitter.
+	ConnLifetimeJitter time.Duration `config:"database.conn_lifetime_jitter"`
 	// TxRetryMax is database.tx_retry_max.
 	TxRetryMax int `config:"database.tx_retry_max"`
 	// LockTimeout is database.lock_timeout.

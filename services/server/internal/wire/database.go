@@ -47,6 +47,8 @@ func openAppPool(ctx context.Context, cfg *Config, sp *secrets.Provider, applica
 		URL:              cfg.Database.URL,
 		Password:         password,
 		MaxConns:         cfg.Database.MaxConns,
+		MaxLifetime:      cfg.Database.ConnMaxLifetime,
+		LifetimeJitter:   cfg.Database.ConnLifetimeJitter,
 		ApplicationName:  applicationName,
 		StatementTimeout: cfg.Database.StatementTimeout,
 	}

@@ -74,3 +74,34 @@ func TestServingPoolOpensAndWarmsItsConnections(t *testing.T) {
 		pool.Close()
 	}
 }
+
+// TestConnectionLifetimesAreSpread: a pool's connections live
+// database.conn_max_lifetime plus a random part of
+// database.conn_lifetime_jitter, so the connections a server process
+// opened together at its start (database.open_all_conns) are not all
+// closed and opened again in the same moment an hour later.
+func TestConnectionLifetimesAreSpread(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env              []string
+		lifetime, jitter time.Duration
+	}{
+		{lifetime: time.Hour, jitter: 10 * time.Minute},
+		{env: []string{"BOTHY_DATABASE_CONN_MAX_LIFETIME=20m", "BOTHY_DATABASE_CONN_LIFETIME_JITTER=0s"}, lifetime: 20 * time.Minute},
+	} {
+		cfg := testConfig(t, nil, tc.env...)
+		p, err := wire.NewProcess(context.Background(), cfg, wire.RoleWorker, wire.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		require.NoError(t, err)
+		serving := p.Pool().Config()
+		require.Equal(t, tc.lifetime, serving.MaxConnLifetime, "%v: the serving pool", tc.env)
+		require.Equal(t, tc.jitter, serving.MaxConnLifetimeJitter, "%v: the serving pool", tc.env)
+		p.Pool().Close()
+		sp, err := wire.NewSecretsProvider(cfg)
+		require.NoError(t, err)
+		once, err := wire.OpenAppPool(context.Background(), cfg, sp, "bothy-test")
+		require.NoError(t, err)
+		require.Equal(t, tc.lifetime, once.Config().MaxConnLifetime, "%v: the pool of a command", tc.env)
+		require.Equal(t, tc.jitter, once.Config().MaxConnLifetimeJitter, "%v: the pool of a command", tc.env)
+		once.Close()
+	}
+}

@@ -37,6 +37,15 @@ type Options struct {
 	// so a request rarely waits for a connection to be made and warmed; 0
 	// opens each connection on first need.
 	MinConns int32
+	// MaxLifetime is the age after which a connection is closed
+	// (database.conn_max_lifetime); 0 keeps pgx's hour.
+	MaxLifetime time.Duration
+	// LifetimeJitter is the longest random time a connection lives beyond
+	// MaxLifetime (database.conn_lifetime_jitter, ADR 0097): connections
+	// opened together, as MinConns opens them, are then renewed one at a
+	// time instead of all at once, each renewal a new backend to connect
+	// and warm. 0 renews them together.
+	LifetimeJitter time.Duration
 	// Warm are statements every new connection plans before the pool hands
 	// it out (Warm, ADR 0096): the statements of the paths whose first
 	// use should not pay for a cold backend. A statement that fails to
@@ -76,6 +85,10 @@ func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprintf("%d", o.StatementTimeout.Milliseconds())
 	}
 	cfg.MinConns = min(o.MinConns, cfg.MaxConns)
+	if o.MaxLifetime > 0 {
+		cfg.MaxConnLifetime = o.MaxLifetime
+	}
+	cfg.MaxConnLifetimeJitter = o.LifetimeJitter
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		if err := AfterConnect(ctx, conn); err != nil {
 			return err
