@@ -307,11 +307,13 @@ func TestRoundStartsItsDeliveryJobInTheWorker(t *testing.T) {
 	require.Equal(t, "succeeded", b.deliveries(t, b.sub)[0].Status)
 }
 
-// TestRoundSendsItsJobsWithItsCommit (ADR 0093): the jobs of a round that
-// all start in its worker are inserted in the round trip of the round's
-// cursor write and COMMIT, not in one of their own after the rows; the
-// delivery still goes.
-func TestRoundSendsItsJobsWithItsCommit(t *testing.T) {
+// TestRoundSendsItsRowsAndJobsWithItsCommit (ADR 0093, D-M2-26-84): a
+// round whose rows cannot bring a subscription to its quota inserts them,
+// and the jobs that all start in its worker, in the round trip of the
+// round's cursor write and COMMIT; the open counts came with the
+// candidates. The round takes five round trips: its frame's two, the
+// reach, the candidates, the commit. The delivery still goes.
+func TestRoundSendsItsRowsAndJobsWithItsCommit(t *testing.T) {
 	t.Parallel()
 	c := newQueryLog()
 	b := deliveryWorld(t, options{worker: true, realClock: true, tracer: c})
@@ -319,15 +321,32 @@ func TestRoundSendsItsJobsWithItsCommit(t *testing.T) {
 	c.reset()
 	b.runRound(t)
 	trips := c.TakeNames()
-	var before [][]string
-	for _, trip := range trips {
-		if slices.Contains(trip, "ConsumerCursorUpdate") {
-			require.Equal(t, []string{"JobInsertFastMany", "ConsumerCursorUpdate", "EventHeadSeq", "commit"}, trip)
-			break
-		}
-		before = append(before, trip)
-	}
-	require.NotContains(t, slices.Concat(before...), "JobInsertFastMany", "no round trip of its own: %v", trips)
-	require.Contains(t, slices.Concat(before...), "WebhookDeliveryInsertForRound", "the rows went before: %v", trips)
+	require.Len(t, trips, 5, "the frame's two (RunRound reads the cursor), the reach, the candidates, the commit: %v", trips)
+	require.Equal(t, []string{"WebhookDeliveryInsertForRound", "JobInsertFastMany", "ConsumerCursorUpdate", "EventHeadSeq", "commit"},
+		trips[len(trips)-1])
+	require.NotContains(t, slices.Concat(trips...), "WebhookDeliveryCountPending", "the open counts come with the candidates")
 	b.recv.wait(t, 1)
+	eventually(t, "the delivery is recorded", func() bool { return b.deliveries(t, b.sub)[0].Status == "succeeded" })
+}
+
+// TestRoundReplayedKeepsItsRowsAndItsQuota (D-M2-26-84): a round that
+// handles events again (its cursor moved back) makes no second row, and
+// rows that exist already do not count toward the quota: with two of three
+// open, the replay of both leaves the subscription active.
+func TestRoundReplayedKeepsItsRowsAndItsQuota(t *testing.T) {
+	t.Parallel()
+	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 3 }})
+	sub := b.sub
+	var cursor int64
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT last_seq FROM consumer_cursors WHERE name = 'webhooks'`).Scan(&cursor))
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
+	require.Equal(t, 2, b.runRound(t))
+	require.Len(t, b.deliveries(t, sub), 2)
+	_, err := b.db.App.Exec(bg, `UPDATE consumer_cursors SET last_seq = $1 WHERE name = 'webhooks'`, cursor)
+	require.NoError(t, err)
+	require.Equal(t, 2, b.runRound(t), "both events handled again")
+	require.Len(t, b.deliveries(t, sub), 2, "no second row for an event")
+	require.Equal(t, "active", b.subscription(t, sub).State, "rows that existed do not count again")
+	require.Empty(t, b.transitions(t))
 }

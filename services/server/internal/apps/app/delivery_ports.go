@@ -28,20 +28,21 @@ type DeliveryStore interface {
 	// DeliveryCandidates returns the app subscriptions that may receive an
 	// event of type t (D-M2-26-1): state active or paused, t in
 	// their event_types, their installation active or suspended with t in
-	// its event_subscriptions; ordered by subscription id, never nil.
-	DeliveryCandidates(ctx context.Context, t eventlog.Type) ([]Candidate, error)
+	// its event_subscriptions; ordered by subscription id, never nil. Each
+	// comes with its open rows counted up to countLimit (an active one's;
+	// a larger backlog gives countLimit) and the highest event seq of its
+	// rows (D-M2-26-84).
+	DeliveryCandidates(ctx context.Context, t eventlog.Type, countLimit int) ([]Candidate, error)
 	// DeliveryCandidatesOf returns the candidates of type t among the apps
 	// whose principals are in principals, found from those apps (not from
-	// every subscription of t); ordered by subscription id, never nil.
-	DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID) ([]Candidate, error)
+	// every subscription of t), with DeliveryCandidates' counts; ordered by
+	// subscription id, never nil.
+	DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID, countLimit int) ([]Candidate, error)
 	// InsertDeliveries creates one pending row (attempt 0, due at now) per
 	// element of rows, all in one statement, skipping a subscription that
 	// already has a row for the event or no longer exists. It returns the
 	// ids of the rows it created, never nil.
 	InsertDeliveries(ctx context.Context, rows []NewDelivery, now time.Time) (map[ids.ID]bool, error)
-	// CountPending returns, per subscription of subs, its pending rows
-	// counted up to limit (a bounded count: a larger backlog gives limit).
-	CountPending(ctx context.Context, subs []ids.ID, limit int) (map[ids.ID]int, error)
 	// LockDeliveryTargets returns the app subscriptions of subs with their
 	// installations and app principals, taking their row locks (FOR NO KEY
 	// UPDATE) in the order of their ids until the unit of work ends, each
@@ -127,6 +128,14 @@ type Candidate struct {
 	// GrantedScopes are the installation's scopes, for the routing by
 	// rights of the round.
 	GrantedScopes []string
+	// Pending are the open rows of an active subscription, counted up to
+	// the limit the round asked for (0 for a paused one), before the
+	// round's rows: where its quota starts (D-M2-26-2, D-M2-26-84).
+	Pending int
+	// LastEventSeq is the highest event seq of any of its rows, 0 without
+	// one: a row of the round for a later event cannot exist already, so
+	// its insert creates it.
+	LastEventSeq int64
 }
 
 // LockedTarget is a subscription LockDeliveryTargets locked, with its

@@ -21,14 +21,16 @@ import (
 
 // round is the memo of one consumer round (one transaction): the events
 // it handled, routed at its end; the candidates per event type and app,
-// loaded once; the open count of each active
-// subscription, counted once and then tracked; and the state each
-// subscription has in this round.
+// loaded once; the open count of each active subscription, read with its
+// candidates and then tracked; the highest event seq of each
+// subscription's rows before the round; and the state each subscription
+// has in this round.
 type round struct {
 	mu      sync.Mutex
 	events  []eventsync.Event
 	cands   map[eventlog.Type]*typeCandidates
 	pending map[ids.ID]int
+	last    map[ids.ID]int64
 	states  map[ids.ID]apps.SubscriptionState
 }
 
@@ -60,6 +62,7 @@ func roundOf(ctx context.Context) *round {
 	r := &round{
 		cands:   map[eventlog.Type]*typeCandidates{},
 		pending: map[ids.ID]int{},
+		last:    map[ids.ID]int64{},
 		states:  map[ids.ID]apps.SubscriptionState{},
 	}
 	roundKey.Set(ctx, r)
@@ -160,16 +163,17 @@ func (s *Deliveries) route(ctx context.Context, r *round, evs []eventsync.Event,
 // their rows written in chunks of at most
 // webhook.round_insert_max_deliveries candidates (an event's always
 // together), so the worker's memory follows that key and not the round's
-// events times their subscriptions (D-M2-26-82). For each chunk the open
-// count of every active subscription not counted yet in the round is read
-// and the chunk's rows go in one insert, the two in one round trip; then,
-// in seq order, the quota pauses a subscription whose open deliveries
-// reach webhook.max_pending_per_subscription with a new row. Last, every
-// subscription of an active installation that got a row and is still
-// active is scheduled, once, in one job insert, whose jobs start in this
-// process right after the round's commit (StartGroups, ADR 0092). One
-// statement each, instead of one per event or per subscription, keeps the
-// round's cost close to the rows it creates.
+// events times their subscriptions (D-M2-26-82). Each chunk's rows go in
+// one insert; then, in seq order, the quota pauses a subscription whose
+// open deliveries (counted with the candidates) reach
+// webhook.max_pending_per_subscription with a new row. The last chunk's
+// insert travels with the round's COMMIT when it cannot pause anything
+// (writeRows, D-M2-26-84). Last, every subscription of an active
+// installation that got a row and is still active is scheduled, once, in
+// one job insert, whose jobs start in this process right after the
+// round's commit (StartGroups, ADR 0092). One statement each, instead of
+// one per event or per subscription, keeps the round's cost close to the
+// rows it creates.
 func (s *Deliveries) EndRound(ctx context.Context) error {
 	r := roundOf(ctx)
 	r.mu.Lock()
@@ -194,7 +198,7 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		created, err := s.writeRows(ctx, r, rows, now)
+		created, err := s.writeRows(ctx, r, rows, now, to == len(evs))
 		if err != nil {
 			return err
 		}
@@ -230,14 +234,19 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 	return s.scheduler.StartGroups(ctx, s.runGroups(due), now)
 }
 
-// writeRows writes rows, routed in seq order: the open count of every
-// active subscription among them that the round has not counted yet and
-// the insert of the rows travel in one round trip, the count first
-// (txn.Together runs its statements in order), since the count reads the
-// open rows before the insert adds these and needs nothing the insert
-// returns; then the quota counts each created row. It returns which rows
-// were created (a row of a replayed round may exist already).
-func (s *Deliveries) writeRows(ctx context.Context, r *round, rows []roundRow, now time.Time) (map[ids.ID]bool, error) {
+// writeRows writes rows, routed in seq order, with one insert, and then
+// counts each created row toward the quota (applyQuota), from the open
+// counts the candidates brought. It returns which rows were created (a
+// row of a replayed round may exist already).
+//
+// The last chunk of a round (last) whose rows are all new, each for an
+// event after every row its subscription has (Candidate.LastEventSeq),
+// and can bring no subscription to its quota, needs nothing the insert
+// returns: its insert travels with the round's COMMIT (txn.AtCommit, ADR
+// 0093), one round trip less on the way from a post to its delivery
+// (D-M2-26-84). Any other chunk is inserted at once, as a crossing of the
+// quota must pause in the round and a replayed row must not count.
+func (s *Deliveries) writeRows(ctx context.Context, r *round, rows []roundRow, now time.Time, last bool) (map[ids.ID]bool, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -245,14 +254,18 @@ func (s *Deliveries) writeRows(ctx context.Context, r *round, rows []roundRow, n
 	for i, rr := range rows {
 		news[i] = rr.row
 	}
-	var created map[ids.ID]bool
-	err := txn.Together(ctx,
-		func(ctx context.Context) error { return s.countPending(ctx, r, rows) },
-		func(ctx context.Context) (err error) {
-			created, err = s.store.InsertDeliveries(ctx, news, now)
+	if last && r.allNew(rows) && !r.mayReachQuota(rows, s.opts.MaxPendingPerSubscription) {
+		created := make(map[ids.ID]bool, len(rows))
+		for _, rr := range rows {
+			created[rr.row.ID] = true
+			r.pending[rr.cand.SubscriptionID]++
+		}
+		return created, txn.AtCommit(ctx, func(ctx context.Context) error {
+			_, err := s.store.InsertDeliveries(ctx, news, now)
 			return err
-		},
-	)
+		})
+	}
+	created, err := s.store.InsertDeliveries(ctx, news, now)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +277,34 @@ func (s *Deliveries) writeRows(ctx context.Context, r *round, rows []roundRow, n
 		}
 	}
 	return created, nil
+}
+
+// allNew reports whether every row of rows is for an event after every
+// row its subscription had before the round, so that its insert creates
+// it: only consumer rounds insert rows, one at a time and in seq order,
+// so an event after the last row's was not handled before.
+func (r *round) allNew(rows []roundRow) bool {
+	for _, rr := range rows {
+		if rr.row.Event.Seq <= r.last[rr.cand.SubscriptionID] {
+			return false
+		}
+	}
+	return true
+}
+
+// mayReachQuota reports whether rows, all created, would bring an active
+// subscription from below quota to it (applyQuota's pause).
+func (r *round) mayReachQuota(rows []roundRow, quota int) bool {
+	added := map[ids.ID]int{}
+	for _, rr := range rows {
+		added[rr.cand.SubscriptionID]++
+	}
+	for id, n := range added {
+		if before := r.pending[id]; r.states[id] == apps.SubscriptionActive && before < quota && before+n >= quota {
+			return true
+		}
+	}
+	return false
 }
 
 // loadCandidates reads the candidates the round's events need and it has
@@ -305,7 +346,7 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 		tc, n := r.cands[t], needs[t]
 		var read []Candidate
 		if n.every {
-			cands, err := s.store.DeliveryCandidates(ctx, t)
+			cands, err := s.store.DeliveryCandidates(ctx, t, s.opts.MaxPendingPerSubscription+1)
 			if err != nil {
 				return err
 			}
@@ -314,7 +355,7 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 		}
 		if len(n.apps) > 0 {
 			ps := slices.SortedFunc(maps.Keys(n.apps), ids.Compare)
-			cands, err := s.store.DeliveryCandidatesOf(ctx, t, ps)
+			cands, err := s.store.DeliveryCandidatesOf(ctx, t, ps, s.opts.MaxPendingPerSubscription+1)
 			if err != nil {
 				return err
 			}
@@ -329,6 +370,8 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 		for _, c := range read {
 			if _, seen := r.states[c.SubscriptionID]; !seen {
 				r.states[c.SubscriptionID] = c.State
+				r.pending[c.SubscriptionID] = c.Pending
+				r.last[c.SubscriptionID] = c.LastEventSeq
 			}
 		}
 	}
@@ -365,34 +408,6 @@ func (r *round) countCandidates(t eventlog.Type, reach authz.Reach) int {
 		n += len(tc.ofApp[p])
 	}
 	return n
-}
-
-// countPending reads the open count of every active subscription among
-// rows that the round has not counted yet, before the round's rows are
-// inserted, bounded one above the quota (webhook.max_pending_per_subscription)
-// so that a backlog already above it is never mistaken for a crossing;
-// applyQuota tracks it from there.
-func (s *Deliveries) countPending(ctx context.Context, r *round, rows []roundRow) error {
-	var uncounted []ids.ID
-	seen := map[ids.ID]bool{}
-	for _, rr := range rows {
-		id := rr.cand.SubscriptionID
-		if _, ok := r.pending[id]; !ok && !seen[id] && r.states[id] == apps.SubscriptionActive {
-			seen[id] = true
-			uncounted = append(uncounted, id)
-		}
-	}
-	if len(uncounted) == 0 {
-		return nil
-	}
-	counts, err := s.store.CountPending(ctx, uncounted, s.opts.MaxPendingPerSubscription+1)
-	if err != nil {
-		return err
-	}
-	for _, id := range uncounted {
-		r.pending[id] = counts[id]
-	}
-	return nil
 }
 
 // applyQuota counts one new row of c and pauses c when the row brings its

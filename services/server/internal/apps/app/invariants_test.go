@@ -247,8 +247,8 @@ type deleteAfterCandidates struct {
 	once atomic.Bool
 }
 
-func (s *deleteAfterCandidates) DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID) ([]app.Candidate, error) {
-	c, err := s.DeliveryStore.DeliveryCandidatesOf(ctx, t, principals)
+func (s *deleteAfterCandidates) DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID, countLimit int) ([]app.Candidate, error) {
+	c, err := s.DeliveryStore.DeliveryCandidatesOf(ctx, t, principals, countLimit)
 	if err == nil && s.del != nil && s.once.CompareAndSwap(false, true) {
 		s.del()
 	}

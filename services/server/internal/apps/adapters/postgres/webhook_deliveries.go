@@ -52,8 +52,10 @@ func (s *DeliveryStore) locked(ctx context.Context) (*db.Queries, error) {
 }
 
 // DeliveryCandidates implements app.DeliveryStore.
-func (s *DeliveryStore) DeliveryCandidates(ctx context.Context, t eventlog.Type) ([]app.Candidate, error) {
-	rows, err := s.q(ctx).WebhookSubscriptionDeliveryCandidates(ctx, string(t))
+func (s *DeliveryStore) DeliveryCandidates(ctx context.Context, t eventlog.Type, countLimit int) ([]app.Candidate, error) {
+	rows, err := s.q(ctx).WebhookSubscriptionDeliveryCandidates(ctx, db.WebhookSubscriptionDeliveryCandidatesParams{
+		EventType: string(t), CountLimit: int32(min(countLimit, maxInt32)),
+	})
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: reading the webhook candidates failed")
 	}
@@ -65,13 +67,13 @@ func (s *DeliveryStore) DeliveryCandidates(ctx context.Context, t eventlog.Type)
 }
 
 // DeliveryCandidatesOf implements app.DeliveryStore.
-func (s *DeliveryStore) DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID) ([]app.Candidate, error) {
+func (s *DeliveryStore) DeliveryCandidatesOf(ctx context.Context, t eventlog.Type, principals []ids.ID, countLimit int) ([]app.Candidate, error) {
 	out := []app.Candidate{}
 	if len(principals) == 0 {
 		return out, nil
 	}
 	rows, err := s.q(ctx).WebhookSubscriptionDeliveryCandidatesOf(ctx, db.WebhookSubscriptionDeliveryCandidatesOfParams{
-		PrincipalIds: principals, EventType: string(t),
+		PrincipalIds: principals, EventType: string(t), CountLimit: int32(min(countLimit, maxInt32)),
 	})
 	if err != nil {
 		return nil, errs.Wrap(err, "apps: reading the webhook candidates failed")
@@ -92,6 +94,8 @@ func candidate(r db.WebhookSubscriptionDeliveryCandidatesOfRow) app.Candidate {
 		AppPrincipalID:    r.PrincipalID,
 		InstallationState: apps.InstallationState(r.InstallationState),
 		GrantedScopes:     nonNil(r.GrantedScopes),
+		Pending:           int(r.Pending),
+		LastEventSeq:      r.LastEventSeq,
 	}
 }
 
@@ -111,21 +115,6 @@ func (s *DeliveryStore) InsertDeliveries(ctx context.Context, rows []app.NewDeli
 	out := make(map[ids.ID]bool, len(created))
 	for _, id := range created {
 		out[id] = true
-	}
-	return out, nil
-}
-
-// CountPending implements app.DeliveryStore.
-func (s *DeliveryStore) CountPending(ctx context.Context, subs []ids.ID, limit int) (map[ids.ID]int, error) {
-	rows, err := s.q(ctx).WebhookDeliveryCountPending(ctx, db.WebhookDeliveryCountPendingParams{
-		MaxCount: int32(min(limit, maxInt32)), SubscriptionIds: subs,
-	})
-	if err != nil {
-		return nil, errs.Wrap(err, "apps: counting pending webhook deliveries failed")
-	}
-	out := make(map[ids.ID]int, len(rows))
-	for _, r := range rows {
-		out[r.SubscriptionID] = int(r.Pending)
 	}
 	return out, nil
 }

@@ -91,8 +91,9 @@ func (b *testBundle) explain(t *testing.T, query string, args ...any) string {
 	return plan.String()
 }
 
-// TestDeliveryStoreQueriesAreIndexed: the candidates of a round, the
-// bounded quota count and the head are answered by their indexes. The
+// TestDeliveryStoreQueriesAreIndexed: the candidates of a round, their
+// bounded quota count and last row, and the head are answered by their
+// indexes. The
 // candidates are picked by type among many live subscriptions of other
 // types, the case the partial GIN index is for.
 func TestDeliveryStoreQueriesAreIndexed(t *testing.T) {
@@ -110,8 +111,14 @@ func TestDeliveryStoreQueriesAreIndexed(t *testing.T) {
 	require.Contains(t, b.explain(t, `SELECT s.id FROM webhook_subscriptions s
 		WHERE s.state IN ('active', 'paused') AND s.app_installation_id IS NOT NULL AND s.event_types @> ARRAY[$1::text]`, "message.created"),
 		"webhook_subscriptions_candidates_idx")
-	require.Contains(t, b.explain(t, `SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
-		WHERE d.subscription_id = $1 AND d.status = 'pending' LIMIT 10) x`, ids.New()), "webhook_deliveries_head_idx")
+	// The round's facts of a candidate (migration 00061, D-M2-26-84) are
+	// inlined into the plan (no Function Scan) and read through the head
+	// index and the unique key.
+	facts := b.explain(t, `SELECT f.* FROM webhook_subscriptions s
+		CROSS JOIN LATERAL webhook_subscription_round_facts(s.id, s.state = 'active', 10) AS f WHERE s.id = $1`, ids.New())
+	require.NotContains(t, facts, "Function Scan", "webhook_subscription_round_facts is inlined:\n%s", facts)
+	require.Contains(t, facts, "webhook_deliveries_head_idx", facts)
+	require.Contains(t, facts, "webhook_deliveries_subscription_event_key", facts)
 	require.Contains(t, b.explain(t, `SELECT h.id FROM webhook_deliveries h WHERE h.subscription_id = $1 AND h.status = 'pending'
 		ORDER BY h.event_seq LIMIT 1`, ids.New()), "webhook_deliveries_head_idx")
 }
@@ -126,16 +133,18 @@ func TestDeliveryStoreCandidatesAndBoundedCount(t *testing.T) {
 	paused := b.subscriptionIn(t, inst, apps.SubscriptionPaused)
 	b.subscriptionIn(t, inst, apps.SubscriptionDisabled)
 
-	cands, err := s.DeliveryCandidates(ctx, "message.created")
+	cands, err := s.DeliveryCandidates(ctx, "message.created", 3)
 	require.NoError(t, err)
 	got := map[ids.ID]apps.SubscriptionState{}
 	for _, c := range cands {
 		require.Equal(t, inst.ID, c.InstallationID)
 		require.Equal(t, inst.PrincipalID, c.AppPrincipalID)
+		require.Zero(t, c.Pending, "no open row yet")
+		require.Zero(t, c.LastEventSeq, "no row yet")
 		got[c.SubscriptionID] = c.State
 	}
 	require.Equal(t, map[ids.ID]apps.SubscriptionState{active: apps.SubscriptionActive, paused: apps.SubscriptionPaused}, got)
-	cands, err = s.DeliveryCandidates(ctx, "channel.created")
+	cands, err = s.DeliveryCandidates(ctx, "channel.created", 3)
 	require.NoError(t, err)
 	require.Empty(t, cands)
 
@@ -149,9 +158,25 @@ func TestDeliveryStoreCandidatesAndBoundedCount(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[ids.ID]bool{again[1].ID: true}, created,
 		"a second row for the same event is skipped, and so is a subscription that does not exist")
-	counts, err := s.CountPending(ctx, []ids.ID{active, paused}, 3)
+	// Both candidate reads bring the bounded count of an active
+	// subscription's open rows and the last event seq of every candidate
+	// (D-M2-26-84).
+	every, err := s.DeliveryCandidates(ctx, "message.created", 3)
 	require.NoError(t, err)
-	require.Equal(t, map[ids.ID]int{active: 3, paused: 1}, counts, "the count stops at its limit")
+	of, err := s.DeliveryCandidatesOf(ctx, "message.created", []ids.ID{inst.PrincipalID}, 3)
+	require.NoError(t, err)
+	for _, cands := range [][]app.Candidate{every, of} {
+		type facts struct {
+			pending int
+			last    int64
+		}
+		got := map[ids.ID]facts{}
+		for _, c := range cands {
+			got[c.SubscriptionID] = facts{c.Pending, c.LastEventSeq}
+		}
+		require.Equal(t, map[ids.ID]facts{active: {3, 5}, paused: {0, 3}}, got,
+			"the count stops at its limit and counts only an active subscription; the last seq is any row's")
+	}
 }
 
 // lockOne locks sub with up to heads of its pending deliveries, as a run

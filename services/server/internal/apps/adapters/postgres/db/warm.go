@@ -13,7 +13,6 @@ var HotStatements = []string{
 	webhookSubscriptionDeliveryCandidatesOf,
 	appInstallationFactsByPrincipal,
 	webhookDeliveryInsertForRound,
-	webhookDeliveryCountPending,
 	webhookSubscriptionLockDeliveryTargets,
 	webhookSubscriptionLockForRecord,
 	webhookDeliveryClaimHeads,

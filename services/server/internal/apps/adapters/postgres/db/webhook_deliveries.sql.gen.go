@@ -265,49 +265,6 @@ func (q *Queries) WebhookDeliveryClaimHeadsMany(ctx context.Context, arg Webhook
 	return items, nil
 }
 
-const webhookDeliveryCountPending = `-- name: WebhookDeliveryCountPending :many
-SELECT u.subscription_id::uuid AS subscription_id,
-       (SELECT count(*) FROM (
-            SELECT 1 FROM webhook_deliveries d
-            WHERE d.subscription_id = u.subscription_id AND d.status = 'pending'
-            LIMIT $1::int
-       ) AS bounded)::int AS pending
-FROM unnest($2::uuid[]) AS u (subscription_id)
-`
-
-type WebhookDeliveryCountPendingParams struct {
-	MaxCount        int32
-	SubscriptionIds []ids.ID
-}
-
-type WebhookDeliveryCountPendingRow struct {
-	SubscriptionID ids.ID
-	Pending        int32
-}
-
-// A bounded count per subscription (index webhook_deliveries_head_idx):
-// it stops at max_count, so a large backlog costs at most max_count index
-// entries.
-func (q *Queries) WebhookDeliveryCountPending(ctx context.Context, arg WebhookDeliveryCountPendingParams) ([]WebhookDeliveryCountPendingRow, error) {
-	rows, err := q.db.Query(ctx, webhookDeliveryCountPending, arg.MaxCount, arg.SubscriptionIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []WebhookDeliveryCountPendingRow{}
-	for rows.Next() {
-		var i WebhookDeliveryCountPendingRow
-		if err := rows.Scan(&i.SubscriptionID, &i.Pending); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const webhookDeliveryDeleteFinished = `-- name: WebhookDeliveryDeleteFinished :execrows
 DELETE FROM webhook_deliveries
 WHERE id IN (
@@ -532,17 +489,23 @@ func (q *Queries) WebhookDeliveryPendingHeads(ctx context.Context, arg WebhookDe
 const webhookSubscriptionDeliveryCandidates = `-- name: WebhookSubscriptionDeliveryCandidates :many
 
 SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
-       i.granted_scopes
+       i.granted_scopes, f.pending::int AS pending, f.last_event_seq::bigint AS last_event_seq
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 JOIN apps a ON a.id = i.app_id
+CROSS JOIN LATERAL webhook_subscription_round_facts(s.id, s.state = 'active', $1::int) AS f
 WHERE s.state IN ('active', 'paused')
   AND s.app_installation_id IS NOT NULL
-  AND s.event_types @> ARRAY[$1::text]
+  AND s.event_types @> ARRAY[$2::text]
   AND i.state IN ('active', 'suspended')
-  AND i.event_subscriptions @> ARRAY[$1::text]
+  AND i.event_subscriptions @> ARRAY[$2::text]
 ORDER BY s.id
 `
+
+type WebhookSubscriptionDeliveryCandidatesParams struct {
+	CountLimit int32
+	EventType  string
+}
 
 type WebhookSubscriptionDeliveryCandidatesRow struct {
 	ID                ids.ID
@@ -552,6 +515,8 @@ type WebhookSubscriptionDeliveryCandidatesRow struct {
 	InstallationState string
 	PrincipalID       ids.ID
 	GrantedScopes     []string
+	Pending           int32
+	LastEventSeq      int64
 }
 
 // Delivery side of outgoing webhooks (app.DeliveryStore): the rows a
@@ -563,9 +528,10 @@ type WebhookSubscriptionDeliveryCandidatesRow struct {
 // then its delivery rows.
 // Index webhook_subscriptions_candidates_idx (partial GIN on event_types
 // with exactly the state and target predicate below). The round asks this
-// only for an event any app may see (an event on the instance).
-func (q *Queries) WebhookSubscriptionDeliveryCandidates(ctx context.Context, eventType string) ([]WebhookSubscriptionDeliveryCandidatesRow, error) {
-	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidates, eventType)
+// only for an event any app may see (an event on the instance). pending
+// and last_event_seq are WebhookSubscriptionDeliveryCandidatesOf's.
+func (q *Queries) WebhookSubscriptionDeliveryCandidates(ctx context.Context, arg WebhookSubscriptionDeliveryCandidatesParams) ([]WebhookSubscriptionDeliveryCandidatesRow, error) {
+	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidates, arg.CountLimit, arg.EventType)
 	if err != nil {
 		return nil, err
 	}
@@ -581,6 +547,8 @@ func (q *Queries) WebhookSubscriptionDeliveryCandidates(ctx context.Context, eve
 			&i.InstallationState,
 			&i.PrincipalID,
 			&i.GrantedScopes,
+			&i.Pending,
+			&i.LastEventSeq,
 		); err != nil {
 			return nil, err
 		}
@@ -594,7 +562,7 @@ func (q *Queries) WebhookSubscriptionDeliveryCandidates(ctx context.Context, eve
 
 const webhookSubscriptionDeliveryCandidatesOf = `-- name: WebhookSubscriptionDeliveryCandidatesOf :many
 SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
-       i.granted_scopes
+       i.granted_scopes, f.pending::int AS pending, f.last_event_seq::bigint AS last_event_seq
 FROM apps a
 CROSS JOIN LATERAL (
     SELECT ai.id, ai.app_id, ai.state, ai.granted_scopes FROM app_installations ai
@@ -610,12 +578,14 @@ CROSS JOIN LATERAL (
       AND $1::text = ANY(ws.event_types)
     OFFSET 0
 ) AS s
-WHERE a.principal_id = ANY($2::uuid[])
+CROSS JOIN LATERAL webhook_subscription_round_facts(s.id, s.state = 'active', $2::int) AS f
+WHERE a.principal_id = ANY($3::uuid[])
 ORDER BY s.id
 `
 
 type WebhookSubscriptionDeliveryCandidatesOfParams struct {
 	EventType    string
+	CountLimit   int32
 	PrincipalIds []ids.ID
 }
 
@@ -627,6 +597,8 @@ type WebhookSubscriptionDeliveryCandidatesOfRow struct {
 	InstallationState string
 	PrincipalID       ids.ID
 	GrantedScopes     []string
+	Pending           int32
+	LastEventSeq      int64
 }
 
 // The candidates among the apps of the given principals (the apps that can
@@ -638,8 +610,15 @@ type WebhookSubscriptionDeliveryCandidatesOfRow struct {
 // PostgreSQL keeps after five runs, or any plan before the tables are
 // analyzed, estimated one installation of the type and probed every app
 // once per installation (D-SQ-15).
+//
+// With each candidate come what the round decides its rows with before it
+// writes them (webhook_subscription_round_facts, migration 00061,
+// D-M2-26-84): pending, the open rows of an active subscription counted up
+// to count_limit (0 for a paused one, whose quota is not counted), and
+// last_event_seq, the highest event seq of any of its rows, above which no
+// row of the round can exist already.
 func (q *Queries) WebhookSubscriptionDeliveryCandidatesOf(ctx context.Context, arg WebhookSubscriptionDeliveryCandidatesOfParams) ([]WebhookSubscriptionDeliveryCandidatesOfRow, error) {
-	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidatesOf, arg.EventType, arg.PrincipalIds)
+	rows, err := q.db.Query(ctx, webhookSubscriptionDeliveryCandidatesOf, arg.EventType, arg.CountLimit, arg.PrincipalIds)
 	if err != nil {
 		return nil, err
 	}
@@ -655,6 +634,8 @@ func (q *Queries) WebhookSubscriptionDeliveryCandidatesOf(ctx context.Context, a
 			&i.InstallationState,
 			&i.PrincipalID,
 			&i.GrantedScopes,
+			&i.Pending,
+			&i.LastEventSeq,
 		); err != nil {
 			return nil, err
 		}

@@ -9,12 +9,14 @@
 -- name: WebhookSubscriptionDeliveryCandidates :many
 -- Index webhook_subscriptions_candidates_idx (partial GIN on event_types
 -- with exactly the state and target predicate below). The round asks this
--- only for an event any app may see (an event on the instance).
+-- only for an event any app may see (an event on the instance). pending
+-- and last_event_seq are WebhookSubscriptionDeliveryCandidatesOf's.
 SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
-       i.granted_scopes
+       i.granted_scopes, f.pending::int AS pending, f.last_event_seq::bigint AS last_event_seq
 FROM webhook_subscriptions s
 JOIN app_installations i ON i.id = s.app_installation_id
 JOIN apps a ON a.id = i.app_id
+CROSS JOIN LATERAL webhook_subscription_round_facts(s.id, s.state = 'active', @count_limit::int) AS f
 WHERE s.state IN ('active', 'paused')
   AND s.app_installation_id IS NOT NULL
   AND s.event_types @> ARRAY[@event_type::text]
@@ -32,8 +34,15 @@ ORDER BY s.id;
 -- PostgreSQL keeps after five runs, or any plan before the tables are
 -- analyzed, estimated one installation of the type and probed every app
 -- once per installation (D-SQ-15).
+--
+-- With each candidate come what the round decides its rows with before it
+-- writes them (webhook_subscription_round_facts, migration 00061,
+-- D-M2-26-84): pending, the open rows of an active subscription counted up
+-- to count_limit (0 for a paused one, whose quota is not counted), and
+-- last_event_seq, the highest event seq of any of its rows, above which no
+-- row of the round can exist already.
 SELECT s.id, s.state, i.id AS installation_id, i.app_id, i.state AS installation_state, a.principal_id,
-       i.granted_scopes
+       i.granted_scopes, f.pending::int AS pending, f.last_event_seq::bigint AS last_event_seq
 FROM apps a
 CROSS JOIN LATERAL (
     SELECT ai.id, ai.app_id, ai.state, ai.granted_scopes FROM app_installations ai
@@ -49,6 +58,7 @@ CROSS JOIN LATERAL (
       AND @event_type::text = ANY(ws.event_types)
     OFFSET 0
 ) AS s
+CROSS JOIN LATERAL webhook_subscription_round_facts(s.id, s.state = 'active', @count_limit::int) AS f
 WHERE a.principal_id = ANY(@principal_ids::uuid[])
 ORDER BY s.id;
 
@@ -76,18 +86,6 @@ FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@subscription_ids::uuid[]) AS su
 JOIN live ON live.id = u.subscription_id
 ON CONFLICT (subscription_id, event_seq) DO NOTHING
 RETURNING id;
-
--- name: WebhookDeliveryCountPending :many
--- A bounded count per subscription (index webhook_deliveries_head_idx):
--- it stops at max_count, so a large backlog costs at most max_count index
--- entries.
-SELECT u.subscription_id::uuid AS subscription_id,
-       (SELECT count(*) FROM (
-            SELECT 1 FROM webhook_deliveries d
-            WHERE d.subscription_id = u.subscription_id AND d.status = 'pending'
-            LIMIT @max_count::int
-       ) AS bounded)::int AS pending
-FROM unnest(@subscription_ids::uuid[]) AS u (subscription_id);
 
 -- name: WebhookSubscriptionLockLive :many
 SELECT s.id, s.state, i.app_id
