@@ -93,9 +93,8 @@ func (b *testBundle) explain(t *testing.T, query string, args ...any) string {
 
 // TestDeliveryStoreQueriesAreIndexed: the candidates of a round, their
 // bounded quota count and last row, and the head are answered by their
-// indexes. The
-// candidates are picked by type among many live subscriptions of other
-// types, the case the partial GIN index is for.
+// indexes. The candidates are picked by type among many live
+// subscriptions of other types, the case the partial GIN index is for.
 func TestDeliveryStoreQueriesAreIndexed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
