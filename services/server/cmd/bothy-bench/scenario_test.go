@@ -18,7 +18,8 @@ func TestScenariosHaveTheShapesOfTheIssue(t *testing.T) {
 	for _, s := range defaults.scenarios() {
 		byName[s.Name] = s
 	}
-	require.Equal(t, []string{"fleet", "fan-out", "hot", "rate", "backlog", "two-workers", "hang"}, scenarioNames())
+	require.Equal(t, []string{"fleet", "hang", "fan-out", "hot", "rate", "backlog", "two-workers"}, scenarioNames(),
+		"hang runs right after the fleet it is compared with (D-BE-10)")
 	cases := []struct {
 		name                               string
 		apps, channels, messages, rate, ws int
