@@ -25,7 +25,7 @@ func databaseConfigKeys() []config.Key {
 		{Name: "database.conn_max_lifetime", Kind: config.KindDuration, Default: "1h", Min: "1s", Max: "24h", Chapter: chapter02,
 			Doc: "Age after which a connection of the pool is closed and, with database.open_all_conns, opened again in the background; each connection lives a random part of database.conn_lifetime_jitter longer."},
 		{Name: "database.conn_lifetime_jitter", Kind: config.KindDuration, Default: "10m", Min: "0s", Max: "24h", Chapter: chapter02,
-			Doc: "Longest random time a connection lives beyond database.conn_max_lifetime, so connections opened together at the start are renewed one at a time instead of all in the same moment (ADR 0097); 0s renews them together."},
+			Doc: "Longest random time a connection lives beyond database.conn_max_lifetime, so connections opened together at the start are renewed one at a time instead of all in the same moment (ADR 0097); 0s renews them together unless database.url sets pool_max_conn_lifetime_jitter."},
 		{Name: "database.tx_retry_max", Kind: config.KindInt, Default: "3", Min: "0", Max: "10", Unit: "retries", Chapter: chapter02,
 			Doc: "How often a unit of work runs again after a serialization failure or a deadlock."},
 		{Name: "database.lock_timeout", Kind: config.KindDuration, Default: "5s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,

@@ -38,13 +38,15 @@ type Options struct {
 	// opens each connection on first need.
 	MinConns int32
 	// MaxLifetime is the age after which a connection is closed
-	// (database.conn_max_lifetime); 0 keeps pgx's hour.
+	// (database.conn_max_lifetime); 0 keeps pgx's (the URL's
+	// pool_max_conn_lifetime, else an hour).
 	MaxLifetime time.Duration
 	// LifetimeJitter is the longest random time a connection lives beyond
 	// MaxLifetime (database.conn_lifetime_jitter, ADR 0097): connections
 	// opened together, as MinConns opens them, are then renewed one at a
 	// time instead of all at once, each renewal a new backend to connect
-	// and warm. 0 renews them together.
+	// and warm. 0 keeps pgx's (the URL's pool_max_conn_lifetime_jitter,
+	// else none: they are renewed together).
 	LifetimeJitter time.Duration
 	// Warm are statements every new connection plans before the pool hands
 	// it out (Warm, ADR 0096): the statements of the paths whose first
@@ -88,7 +90,9 @@ func Open(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 	if o.MaxLifetime > 0 {
 		cfg.MaxConnLifetime = o.MaxLifetime
 	}
-	cfg.MaxConnLifetimeJitter = o.LifetimeJitter
+	if o.LifetimeJitter > 0 {
+		cfg.MaxConnLifetimeJitter = o.LifetimeJitter
+	}
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		if err := AfterConnect(ctx, conn); err != nil {
 			return err
