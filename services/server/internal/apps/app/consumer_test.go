@@ -346,23 +346,29 @@ var roundStatements = map[string]bool{
 }
 
 // TestRoundReplayedKeepsItsRowsAndItsQuota (D-M2-26-84): a round that
-// handles events again (its cursor moved back) makes no second row, and
-// rows that exist already do not count toward the quota: with two of three
-// open, the replay of both leaves the subscription active.
+// handles events again (its cursor moved back) makes no second row, does
+// not count the rows that exist toward the quota and wakes no
+// subscription for them. With a quota of 3 the replayed rows could reach
+// it, which alone keeps the insert out of the commit; with 5 they could
+// not, and only their events at or below the subscription's last row do.
 func TestRoundReplayedKeepsItsRowsAndItsQuota(t *testing.T) {
 	t.Parallel()
-	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 3 }})
-	sub := b.sub
-	var cursor int64
-	require.NoError(t, b.db.App.QueryRow(bg, `SELECT last_seq FROM consumer_cursors WHERE name = 'webhooks'`).Scan(&cursor))
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
-	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
-	require.Equal(t, 2, b.runRound(t))
-	require.Len(t, b.deliveries(t, sub), 2)
-	_, err := b.db.App.Exec(bg, `UPDATE consumer_cursors SET last_seq = $1 WHERE name = 'webhooks'`, cursor)
-	require.NoError(t, err)
-	require.Equal(t, 2, b.runRound(t), "both events handled again")
-	require.Len(t, b.deliveries(t, sub), 2, "no second row for an event")
-	require.Equal(t, "active", b.subscription(t, sub).State, "rows that existed do not count again")
-	require.Empty(t, b.transitions(t))
+	for _, quota := range []int{3, 5} {
+		b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = quota }})
+		sub := b.sub
+		var cursor int64
+		require.NoError(t, b.db.App.QueryRow(bg, `SELECT last_seq FROM consumer_cursors WHERE name = 'webhooks'`).Scan(&cursor))
+		b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+		b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
+		require.Equal(t, 2, b.runRound(t))
+		require.Len(t, b.deliveries(t, sub), 2)
+		jobs := b.jobs(t, sub)[sub]
+		_, err := b.db.App.Exec(bg, `UPDATE consumer_cursors SET last_seq = $1 WHERE name = 'webhooks'`, cursor)
+		require.NoError(t, err)
+		require.Equal(t, 2, b.runRound(t), "quota %d: both events handled again", quota)
+		require.Len(t, b.deliveries(t, sub), 2, "quota %d: no second row for an event", quota)
+		require.Equal(t, "active", b.subscription(t, sub).State, "quota %d: rows that existed do not count again", quota)
+		require.Empty(t, b.transitions(t))
+		require.Equal(t, jobs, b.jobs(t, sub)[sub], "quota %d: a row that existed wakes no one", quota)
+	}
 }

@@ -280,9 +280,10 @@ func (s *Deliveries) writeRows(ctx context.Context, r *round, rows []roundRow, n
 }
 
 // allNew reports whether every row of rows is for an event after every
-// row its subscription had before the round, so that its insert creates
-// it: only consumer rounds insert rows, one at a time and in seq order,
-// so an event after the last row's was not handled before.
+// row its subscription had when the round read its candidates, so that
+// its insert creates it: no row for that event existed then, and none can
+// come before the round commits, since only consumer rounds insert rows
+// and one round at a time holds the consumer's cursor.
 func (r *round) allNew(rows []roundRow) bool {
 	for _, rr := range rows {
 		if rr.row.Event.Seq <= r.last[rr.cand.SubscriptionID] {
