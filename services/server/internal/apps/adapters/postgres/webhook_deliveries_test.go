@@ -10,6 +10,7 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/adapters/postgres"
+	"bothy/server/internal/apps/adapters/postgres/db"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/apps/domain/webhook"
 	"bothy/server/internal/kernel/errs"
@@ -120,6 +121,65 @@ func TestDeliveryStoreQueriesAreIndexed(t *testing.T) {
 	require.Contains(t, facts, "webhook_deliveries_subscription_event_key", facts)
 	require.Contains(t, b.explain(t, `SELECT h.id FROM webhook_deliveries h WHERE h.subscription_id = $1 AND h.status = 'pending'
 		ORDER BY h.event_seq LIMIT 1`, ids.New()), "webhook_deliveries_head_idx")
+}
+
+// TestStatementsOfManyComputeEachValueOnce: a claim or a record of
+// several subscriptions computes a value it names in several places once
+// per subscription. An inlined CTE would put the value's subquery in each
+// place, planned, built and run there again in every statement: the
+// claim's check of its heads names each subscription's head ids four
+// times, the record's update names whether a record changes its
+// subscription in six SET clauses (two counts each).
+func TestStatementsOfManyComputeEachValueOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cases := []struct {
+		statement string
+		scan      string
+		want      int
+		why       string
+	}{
+		{"WebhookDeliveryClaimHeadsMany", "CTE Scan on head", 2, "the heads gathered per subscription, and the claim's update"},
+		{"WebhookSubscriptionRecordAttemptsMany", "CTE Scan on delivery", 3, "the decision's two counts, and the result's count"},
+	}
+	for _, c := range cases {
+		plan := b.genericPlan(t, hotStatement(t, c.statement))
+		require.Equal(t, c.want, strings.Count(plan, c.scan), "%s: %s\n%s", c.statement, c.why, plan)
+	}
+}
+
+// hotStatement returns the statement of db.HotStatements that sqlc names
+// name; the test fails when there is none.
+func hotStatement(t *testing.T, name string) string {
+	t.Helper()
+	for _, sql := range db.HotStatements {
+		if strings.HasPrefix(sql, "-- name: "+name+" ") {
+			return sql
+		}
+	}
+	t.Fatalf("no hot statement %s", name)
+	return ""
+}
+
+// genericPlan returns the plan PostgreSQL makes for query whatever its
+// parameters (EXPLAIN (GENERIC_PLAN), through the simple protocol, which
+// leaves the placeholders to PostgreSQL, as pg.Warm plans the hot
+// statements).
+func (b *testBundle) genericPlan(t *testing.T, query string) string {
+	t.Helper()
+	conn, err := b.db.App.Acquire(context.Background())
+	require.NoError(t, err)
+	defer conn.Release()
+	results, err := conn.Conn().PgConn().Exec(context.Background(), "EXPLAIN (GENERIC_PLAN) "+query).ReadAll()
+	require.NoError(t, err)
+	var plan strings.Builder
+	for _, r := range results {
+		for _, row := range r.Rows {
+			plan.Write(row[0])
+			plan.WriteString("\n")
+		}
+	}
+	return plan.String()
 }
 
 func TestDeliveryStoreCandidatesAndBoundedCount(t *testing.T) {

@@ -122,7 +122,9 @@ func (q *Queries) WebhookDeliveryClaimHeads(ctx context.Context, arg WebhookDeli
 const webhookDeliveryClaimHeadsMany = `-- name: WebhookDeliveryClaimHeadsMany :many
 WITH head AS (
     SELECT unnest($1::uuid[]) AS id, unnest($2::int[]) AS ord
-), want AS (
+), want AS MATERIALIZED (
+    -- MATERIALIZED: fresh names ids four times, and an inlined CTE would
+    -- gather each subscription's heads there four times over.
     SELECT w.ord, w.subscription_id, w.now, w.lease_delivery_id, w.lease_until, w.has_wake_up, w.wake_up_at,
            (SELECT array_agg(h.id) FROM head h WHERE h.ord = w.ord) AS ids
     FROM (
@@ -1135,9 +1137,11 @@ WITH locked AS (
       AND d.attempt = u.attempt
       AND u.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
-), outcome AS (
+), outcome AS MATERIALIZED (
     -- A record is written when every delivery it sent was; it changes
-    -- its subscription only then.
+    -- its subscription only then. MATERIALIZED: the update below names
+    -- changes in six of its SET clauses, and an inlined CTE would count
+    -- the record's rows there six times over (three subplans each).
     SELECT t.id, t.ord,
            coalesce((SELECT count(*) FROM delivery x WHERE x.ord = t.ord) > 0
                     AND (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)

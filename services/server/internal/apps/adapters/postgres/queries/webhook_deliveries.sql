@@ -133,7 +133,9 @@ LIMIT @max_heads::int;
 -- when the subscription took the lease.
 WITH head AS (
     SELECT unnest(@head_ids::uuid[]) AS id, unnest(@head_ords::int[]) AS ord
-), want AS (
+), want AS MATERIALIZED (
+    -- MATERIALIZED: fresh names ids four times, and an inlined CTE would
+    -- gather each subscription's heads there four times over.
     SELECT w.ord, w.subscription_id, w.now, w.lease_delivery_id, w.lease_until, w.has_wake_up, w.wake_up_at,
            (SELECT array_agg(h.id) FROM head h WHERE h.ord = w.ord) AS ids
     FROM (
@@ -432,9 +434,11 @@ WITH locked AS (
       AND d.attempt = u.attempt
       AND u.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
-), outcome AS (
+), outcome AS MATERIALIZED (
     -- A record is written when every delivery it sent was; it changes
-    -- its subscription only then.
+    -- its subscription only then. MATERIALIZED: the update below names
+    -- changes in six of its SET clauses, and an inlined CTE would count
+    -- the record's rows there six times over (three subplans each).
     SELECT t.id, t.ord,
            coalesce((SELECT count(*) FROM delivery x WHERE x.ord = t.ord) > 0
                     AND (SELECT count(*) FROM delivery x WHERE x.ord = t.ord)
