@@ -21,6 +21,8 @@ func TestWriteStatementsListsAsManyAsAskedEachCutToTheWidth(t *testing.T) {
 	require.Contains(t, out, "SELECT a, b, c FROM webhook...", "a long text is cut to the width")
 	require.Contains(t, out, "INSERT INTO messages (id) V...")
 	require.NotContains(t, out, "COMMIT", "only the first two are listed")
+	require.Contains(t, out, "  2.00   0.400   0.200   0.000     0.0  SELECT",
+		"calls and time per delivery, time per call, planning and buffers per delivery")
 
 	b.Reset()
 	writeStatements(&b, stmts, 10, 0, 30)
