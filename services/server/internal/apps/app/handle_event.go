@@ -254,21 +254,25 @@ func (s *Deliveries) writeRows(ctx context.Context, r *round, rows []roundRow, n
 	for i, rr := range rows {
 		news[i] = rr.row
 	}
+	var created map[ids.ID]bool
+	var err error
 	if last && r.allNew(rows) && !r.mayReachQuota(rows, s.opts.MaxPendingPerSubscription) {
-		created := make(map[ids.ID]bool, len(rows))
+		created = make(map[ids.ID]bool, len(rows))
 		for _, rr := range rows {
 			created[rr.row.ID] = true
-			r.pending[rr.cand.SubscriptionID]++
 		}
-		return created, txn.AtCommit(ctx, func(ctx context.Context) error {
+		err = txn.AtCommit(ctx, func(ctx context.Context) error {
 			_, err := s.store.InsertDeliveries(ctx, news, now)
 			return err
 		})
+	} else {
+		created, err = s.store.InsertDeliveries(ctx, news, now)
 	}
-	created, err := s.store.InsertDeliveries(ctx, news, now)
 	if err != nil {
 		return nil, err
 	}
+	// Rows sent with the COMMIT are counted the same way; none of them
+	// pauses a subscription (mayReachQuota).
 	for _, rr := range rows {
 		if created[rr.row.ID] {
 			if err := s.applyQuota(ctx, r, rr.cand, now); err != nil {
@@ -301,11 +305,18 @@ func (r *round) mayReachQuota(rows []roundRow, quota int) bool {
 		added[rr.cand.SubscriptionID]++
 	}
 	for id, n := range added {
-		if before := r.pending[id]; r.states[id] == apps.SubscriptionActive && before < quota && before+n >= quota {
+		if r.states[id] == apps.SubscriptionActive && reachesQuota(r.pending[id], n, quota) {
 			return true
 		}
 	}
 	return false
+}
+
+// reachesQuota reports whether added rows bring open deliveries from
+// below quota to it: the crossing that pauses a subscription, once (a
+// backlog already at or above the quota does not cross it again).
+func reachesQuota(before, added, quota int) bool {
+	return before < quota && before+added >= quota
 }
 
 // loadCandidates reads the candidates the round's events need and it has
@@ -422,7 +433,7 @@ func (s *Deliveries) applyQuota(ctx context.Context, r *round, c Candidate, now 
 	quota := s.opts.MaxPendingPerSubscription
 	before := r.pending[id]
 	r.pending[id] = before + 1
-	if before >= quota || before+1 < quota {
+	if !reachesQuota(before, 1, quota) {
 		return nil
 	}
 	return s.pauseForQuota(ctx, r, c, now)
