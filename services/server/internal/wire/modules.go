@@ -155,10 +155,12 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	if m.Chat, err = chatapp.NewService(chatapp.Deps{
 		Store: chatStore, UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Events: m.Events, Audit: m.Audit, Clock: d.Clock,
 	}, chatapp.Options{
-		MessageMaxBytes: int(cfg.Chat.MessageMaxBytes),
-		NameMaxChars:    cfg.Chat.NameMaxChars,
-		PageSizeDefault: cfg.Chat.PageSizeDefault,
-		PageSizeMax:     cfg.Chat.PageSizeMax,
+		MessageMaxBytes:  int(cfg.Chat.MessageMaxBytes),
+		NameMaxChars:     cfg.Chat.NameMaxChars,
+		PageSizeDefault:  cfg.Chat.PageSizeDefault,
+		PageSizeMax:      cfg.Chat.PageSizeMax,
+		PostGatherMax:    cfg.Chat.PostGatherMax,
+		PostGatherGroups: cfg.Chat.PostGatherGroups,
 	}); err != nil {
 		return nil, err
 	}

@@ -28,8 +28,11 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var start = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-// testOptions are small limits, so tests reach them with short texts.
-var testOptions = app.Options{MessageMaxBytes: 32, NameMaxChars: 20, PageSizeDefault: 3, PageSizeMax: 5}
+// testOptions are small limits, so tests reach them with short texts; one
+// group of gathered posts at a time, so every post after the first that a
+// test holds waits in the queue.
+var testOptions = app.Options{MessageMaxBytes: 32, NameMaxChars: 20, PageSizeDefault: 3, PageSizeMax: 5,
+	PostGatherMax: 16, PostGatherGroups: 1}
 
 type testBundle struct {
 	db    *pgtest.DB
@@ -48,12 +51,32 @@ func setup(t testing.TB) *testBundle {
 // whose connections tracer sees (nil: the database's own pool).
 func setupTraced(t testing.TB, tracer pgx.QueryTracer) *testBundle {
 	t.Helper()
+	return setupWith(t, tracer, nil)
+}
+
+// setupWith is setupTraced with testOptions changed by options (nil: as
+// they are).
+func setupWith(t testing.TB, tracer pgx.QueryTracer, options func(*app.Options)) *testBundle {
+	t.Helper()
 	db := pgtest.New(t)
+	clk := clock.NewFake(start)
+	o := testOptions
+	if options != nil {
+		options(&o)
+	}
+	svc, err := app.NewService(testDeps(t, db, tracer, clk), o)
+	require.NoError(t, err)
+	return &testBundle{db: db, clock: clk, world: authztest.BuildWorld(t, db, clk), chat: svc, log: syncpg.NewLog(db.App)}
+}
+
+// testDeps are the service's collaborators over db, its statements going
+// through a pool whose connections tracer sees (nil: the database's own).
+func testDeps(t testing.TB, db *pgtest.DB, tracer pgx.QueryTracer, clk *clock.Fake) app.Deps {
+	t.Helper()
 	pool := db.App
 	if tracer != nil {
 		pool = db.TracedApp(t, tracer, 0)
 	}
-	clk := clock.NewFake(start)
 	maint, err := syncpg.NewMaintainer(db.App, syncpg.MaintainerOptions{
 		PartitionInterval: time.Hour, PartitionAhead: 48 * time.Hour, EventRetention: 7 * 24 * time.Hour})
 	require.NoError(t, err)
@@ -61,16 +84,14 @@ func setupTraced(t testing.TB, tracer pgx.QueryTracer) *testBundle {
 	require.NoError(t, err)
 	appender, err := syncpg.NewAppender(clk, syncpg.NewWaker(db.App, slog.New(slog.DiscardHandler), time.Second), syncpg.AppenderOptions{PayloadTextMaxBytes: 1024})
 	require.NoError(t, err)
-	svc, err := app.NewService(app.Deps{
+	return app.Deps{
 		Store:      chatpg.NewStore(pool),
 		UnitOfWork: pg.NewUnitOfWork(pool, 3, 5*time.Second),
 		Authorizer: authztest.NewAuthorizer(t, db, clk, nil),
 		Events:     appender,
 		Audit:      auditpg.New(db.App, clk),
 		Clock:      clk,
-	}, testOptions)
-	require.NoError(t, err)
-	return &testBundle{db: db, clock: clk, world: authztest.BuildWorld(t, db, clk), chat: svc, log: syncpg.NewLog(db.App)}
+	}
 }
 
 // as returns a context acting as p.

@@ -40,7 +40,21 @@ type Posted struct {
 // denials of message.post, validation_failed /text, /thread_id (not_found:
 // no such thread in the channel) and /start_thread (exclusive with
 // thread_id).
+//
+// A plain message (neither ThreadID nor StartThread) posted outside a unit
+// of work shares its unit of work with the posts that arrive while
+// another runs, up to chat.post_gather_max of them (ADR 0098,
+// postGathered); its result is what it would be alone. Inside a unit of
+// work of the caller the post joins it, and the caller commits.
 func (s *Service) PostMessage(ctx context.Context, cmd PostMessage) (Posted, error) {
+	if s.posts.max > 1 && cmd.ThreadID.IsZero() && !cmd.StartThread && !txn.InUnitOfWork(ctx) {
+		return s.postGathered(ctx, cmd)
+	}
+	return s.postAlone(ctx, cmd)
+}
+
+// postAlone posts cmd in a unit of work of its own.
+func (s *Service) postAlone(ctx context.Context, cmd PostMessage) (Posted, error) {
 	var out Posted
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
 		out = Posted{}
@@ -48,76 +62,93 @@ func (s *Service) PostMessage(ctx context.Context, cmd PostMessage) (Posted, err
 		if err != nil {
 			return err
 		}
-		if err := s.check(ctx, authorize.MessagePost, channelResource(ch.SpaceID, ch.ID)); err != nil {
-			return err
-		}
-		fields := domain.ValidateText("/text", cmd.Text, s.opts.MessageMaxBytes)
-		if cmd.StartThread && !cmd.ThreadID.IsZero() {
-			fields = append(fields, errs.Field("/start_thread", domain.CodeExclusive))
-		} else if !cmd.ThreadID.IsZero() {
-			th, found, err := s.store.ThreadByID(ctx, cmd.ThreadID)
-			if err != nil {
-				return err
-			}
-			if !found || th.ChannelID != ch.ID {
-				fields = append(fields, errs.Field("/thread_id", domain.CodeNotFound))
-			}
-		}
-		if len(fields) > 0 {
-			return errs.Validation(fields...)
-		}
-
-		now := s.now()
-		author := actor.From(ctx).ID
-		id, err := newID(now)
+		posted, err := s.admitPost(ctx, &ch, cmd)
 		if err != nil {
 			return err
-		}
-		m := domain.Message{ID: id, SpaceID: ch.SpaceID, ChannelID: ch.ID, ThreadID: cmd.ThreadID,
-			AuthorID: author, Text: cmd.Text, CreatedAt: now}
-		var th *domain.Thread
-		if cmd.StartThread {
-			threadID, err := newID(now)
-			if err != nil {
-				return err
-			}
-			m.ThreadID = threadID
-			th = &domain.Thread{ID: threadID, SpaceID: ch.SpaceID, ChannelID: ch.ID, RootMessageID: m.ID,
-				CreatedBy: author, CreatedAt: now}
 		}
 		// The rows and their events do not depend on one another and are
 		// the use case's last statements: they travel in one round trip
-		// (ADR 0085) with the COMMIT (ADR 0090), the thread's after the
-		// message's, whose row it references.
-		err = txn.Last(ctx,
-			func(ctx context.Context) error { return s.store.InsertMessage(ctx, m) },
-			func(ctx context.Context) error {
-				if th == nil {
-					return nil
-				}
-				return s.store.InsertThread(ctx, *th)
-			},
-			func(ctx context.Context) error {
-				_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: m.ID,
-					SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, ActorID: author,
-					Payload: domain.MessageCreatedPayload(m)})
-				return err
-			},
-			func(ctx context.Context) error {
-				if th == nil {
-					return nil
-				}
-				_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.ThreadCreated, ResourceID: th.ID,
-					SpaceID: th.SpaceID, ChannelID: th.ChannelID, ThreadID: th.ID, ActorID: author,
-					Payload: domain.ThreadCreatedPayload(*th)})
-				return err
-			},
-		)
-		if err != nil {
+		// (ADR 0085) with the COMMIT (ADR 0090).
+		if err := txn.Last(ctx, s.postWrites(posted)...); err != nil {
 			return err
 		}
-		out = Posted{Message: m, Thread: th}
+		out = posted
 		return nil
 	})
 	return out, err
+}
+
+// admitPost decides cmd for the principal of ctx in ch (loaded with the
+// standing of the principal, s.channel; the zero Channel when there is
+// none) and returns the message, and the thread it opens, to write.
+// Errors: those of PostMessage.
+func (s *Service) admitPost(ctx context.Context, ch *domain.Channel, cmd PostMessage) (Posted, error) {
+	if ch.ID.IsZero() {
+		return Posted{}, errs.NotFound()
+	}
+	if err := s.check(ctx, authorize.MessagePost, channelResource(ch.SpaceID, ch.ID)); err != nil {
+		return Posted{}, err
+	}
+	fields := domain.ValidateText("/text", cmd.Text, s.opts.MessageMaxBytes)
+	if cmd.StartThread && !cmd.ThreadID.IsZero() {
+		fields = append(fields, errs.Field("/start_thread", domain.CodeExclusive))
+	} else if !cmd.ThreadID.IsZero() {
+		th, found, err := s.store.ThreadByID(ctx, cmd.ThreadID)
+		if err != nil {
+			return Posted{}, err
+		}
+		if !found || th.ChannelID != ch.ID {
+			fields = append(fields, errs.Field("/thread_id", domain.CodeNotFound))
+		}
+	}
+	if len(fields) > 0 {
+		return Posted{}, errs.Validation(fields...)
+	}
+
+	now := s.now()
+	author := actor.From(ctx).ID
+	id, err := newID(now)
+	if err != nil {
+		return Posted{}, err
+	}
+	m := domain.Message{ID: id, SpaceID: ch.SpaceID, ChannelID: ch.ID, ThreadID: cmd.ThreadID,
+		AuthorID: author, Text: cmd.Text, CreatedAt: now}
+	if !cmd.StartThread {
+		return Posted{Message: m}, nil
+	}
+	threadID, err := newID(now)
+	if err != nil {
+		return Posted{}, err
+	}
+	m.ThreadID = threadID
+	return Posted{Message: m, Thread: &domain.Thread{ID: threadID, SpaceID: ch.SpaceID, ChannelID: ch.ID,
+		RootMessageID: m.ID, CreatedBy: author, CreatedAt: now}}, nil
+}
+
+// postWrites returns the writes of a post, in this order: its message,
+// the thread it opens (whose row references the message's), and their
+// events.
+func (s *Service) postWrites(p Posted) []func(ctx context.Context) error {
+	m, th := p.Message, p.Thread
+	writes := []func(ctx context.Context) error{
+		func(ctx context.Context) error { return s.store.InsertMessage(ctx, m) },
+	}
+	if th != nil {
+		writes = append(writes, func(ctx context.Context) error { return s.store.InsertThread(ctx, *th) })
+	}
+	writes = append(writes, func(ctx context.Context) error {
+		_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: m.ID,
+			SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, ActorID: m.AuthorID,
+			Payload: domain.MessageCreatedPayload(m)})
+		return err
+	})
+	if th != nil {
+		writes = append(writes, func(ctx context.Context) error {
+			_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.ThreadCreated, ResourceID: th.ID,
+				SpaceID: th.SpaceID, ChannelID: th.ChannelID, ThreadID: th.ID, ActorID: th.CreatedBy,
+				Payload: domain.ThreadCreatedPayload(*th)})
+			return err
+		})
+	}
+	return writes
 }

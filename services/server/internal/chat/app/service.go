@@ -31,6 +31,14 @@ type Options struct {
 	// PageSizeMax is chat.page_size_max: a larger requested page size is
 	// lowered to it. At least PageSizeDefault.
 	PageSizeMax int
+	// PostGatherMax is chat.post_gather_max: the most posts that share
+	// one unit of work after waiting for the one before (ADR 0098); 1
+	// posts each alone. At least 1.
+	PostGatherMax int
+	// PostGatherGroups is chat.post_gather_groups: the most units of work
+	// of gathered posts that run at once; a post waits only while that
+	// many run. At least 1.
+	PostGatherGroups int
 }
 
 // Deps are the collaborators of the chat use cases; all are required.
@@ -62,6 +70,8 @@ type Service struct {
 	audit  auditing.Recorder
 	clock  clock.Clock
 	opts   Options
+	// posts gathers the posts that arrive together (ADR 0098).
+	posts *postQueue
 }
 
 // NewService returns the chat service. It returns an error for a missing
@@ -77,9 +87,11 @@ func NewService(d Deps, o Options) (*Service, error) {
 		return nil, errors.New("chat: chat.name_max_chars must be at least 1")
 	case o.PageSizeDefault < 1 || o.PageSizeMax < o.PageSizeDefault:
 		return nil, errors.New("chat: chat.page_size_default must be at least 1 and at most chat.page_size_max")
+	case o.PostGatherMax < 1 || o.PostGatherGroups < 1:
+		return nil, errors.New("chat: chat.post_gather_max and chat.post_gather_groups must be at least 1")
 	}
 	return &Service{store: d.Store, uow: d.UnitOfWork, az: d.Authorizer, events: d.Events, audit: d.Audit,
-		clock: d.Clock, opts: o}, nil
+		clock: d.Clock, opts: o, posts: &postQueue{max: o.PostGatherMax, groups: o.PostGatherGroups}}, nil
 }
 
 // now returns the clock's time cut to microseconds, the precision of

@@ -23,6 +23,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -46,6 +47,25 @@ type memo struct {
 // implementations call it, once per transaction attempt.
 func WithMemo(ctx context.Context) context.Context {
 	return context.WithValue(ctx, memoKey{}, &memo{values: map[any]any{}})
+}
+
+// InUnitOfWork reports whether ctx carries the unit of work of a caller,
+// which a use case then joins instead of running its own (UnitOfWork.Do).
+func InUnitOfWork(ctx context.Context) bool {
+	_, ok := ctx.Value(memoKey{}).(*memo)
+	return ok
+}
+
+// Refused reports whether err, returned by UnitOfWork.Do, is an answer of
+// the database: an error that carries a SQLSTATE (SQLState() string), as
+// every error PostgreSQL reports does. The database refused a statement
+// of the unit of work or its COMMIT, so the unit of work rolled back and
+// nothing of it was written; running its work again cannot write it
+// twice. An error without one (a lost connection, an ended context)
+// leaves open whether the COMMIT went through.
+func Refused(err error) bool {
+	var answered interface{ SQLState() string }
+	return errors.As(err, &answered)
 }
 
 // Key names one value memoised for the duration of a transaction, such as the

@@ -2,11 +2,14 @@ package txn_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/txn"
 )
 
@@ -53,4 +56,26 @@ func TestGetOrSetKeepsTheFirstValue(t *testing.T) {
 	v, found = countKey.GetOrSet(ctx, 99)
 	require.True(t, found)
 	require.Equal(t, first, v)
+}
+
+// answer is an error of the database as a driver reports one.
+type answer struct{ code string }
+
+func (a answer) Error() string    { return "ERROR: " + a.code }
+func (a answer) SQLState() string { return a.code }
+
+func TestRefusedIsAnAnswerOfTheDatabase(t *testing.T) {
+	t.Parallel()
+	require.True(t, txn.Refused(answer{"23514"}))
+	require.True(t, txn.Refused(errs.Wrap(fmt.Errorf("insert: %w", answer{"55P03"}), "chat: insert message failed")))
+	require.False(t, txn.Refused(nil))
+	require.False(t, txn.Refused(io.ErrUnexpectedEOF), "a lost connection leaves the commit open")
+	require.False(t, txn.Refused(context.DeadlineExceeded))
+	require.False(t, txn.Refused(errs.NotFound()))
+}
+
+func TestInUnitOfWorkIsTheMemosPresence(t *testing.T) {
+	t.Parallel()
+	require.False(t, txn.InUnitOfWork(context.Background()))
+	require.True(t, txn.InUnitOfWork(txn.WithMemo(context.Background())))
 }

@@ -59,7 +59,7 @@ func setup(t *testing.T) *testBundle {
 		Events:     appender,
 		Audit:      auditpg.New(db.App, env.Clock),
 		Clock:      env.Clock,
-	}, app.Options{MessageMaxBytes: 32, NameMaxChars: 20, PageSizeDefault: 2, PageSizeMax: 3})
+	}, app.Options{MessageMaxBytes: 32, NameMaxChars: 20, PageSizeDefault: 2, PageSizeMax: 3, PostGatherMax: 16, PostGatherGroups: 2})
 	require.NoError(t, err)
 	cursors, err := httpserver.NewCursors([]byte(strings.Repeat("k", httpserver.MinCursorKeyLen)))
 	require.NoError(t, err)
