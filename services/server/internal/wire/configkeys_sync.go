@@ -21,7 +21,7 @@ func syncConfigKeys() []config.Key {
 			Doc: "Most events a worker consumer reads in one round, which is one transaction."},
 		{Name: "consumer.poll_interval", Kind: config.KindDuration, Default: "500ms", Min: "10ms", Max: "1m", Chapter: chapter02,
 			Doc: "Pause of a worker consumer that found no new event before it reads again."},
-		{Name: "consumer.gather_pause", Kind: config.KindDuration, Default: "5ms", Min: "0s", Max: "1s", Chapter: chapter02,
+		{Name: "consumer.gather_pause", Kind: config.KindDuration, Default: "10ms", Min: "0s", Max: "1s", Chapter: chapter02,
 			Doc: "Pause of a worker consumer after a round that handled at least consumer.gather_min_events events and left none to read, before it reads again: the events appended meanwhile go into one round, whose statements and delivery runs cost about what one event's do, so a busy server delivers more with less CPU; 0 turns it off (ADR 0095)."},
 		{Name: "consumer.gather_min_events", Kind: config.KindInt, Default: "4", Min: "1", Max: "10000", Unit: "events", Chapter: chapter02,
 			Doc: "Events a consumer round must handle for consumer.gather_pause to follow it; a round of fewer (a quiet server's) is followed by no pause, so its next event goes on at once."},
