@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"bothy/server/internal/kernel/correlation"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
 
@@ -303,6 +305,59 @@ func TestNewServiceRefusesNoPostGatherMaxOrGroups(t *testing.T) {
 		_, err := app.NewService(testDeps(t, db, nil, clock.NewFake(start)), o)
 		require.ErrorContains(t, err, "chat.post_gather_max and chat.post_gather_groups must be at least 1")
 	}
+}
+
+// TestAPostInACallersUnitOfWorkIsNeverGathered: PostMessage inside a
+// caller's unit of work joins it, so it never waits in the queue and its
+// caller's rollback takes it back, whatever else is posted meanwhile.
+func TestAPostInACallersUnitOfWorkIsNeverGathered(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	w := b.world
+	uow := pg.NewUnitOfWork(b.db.App, 0, 5*time.Second)
+	rollback := errors.New("roll back")
+	g := gather(t, b)
+	g.post(w.Alex, w.Allgemein, "Kept")
+	inCaller := make(chan error, 1)
+	go func() {
+		inCaller <- uow.Do(as(w.Sam), func(ctx context.Context) error {
+			if _, err := b.chat.PostMessage(ctx, app.PostMessage{ChannelID: w.Allgemein, Text: "Taken back"}); err != nil {
+				return err
+			}
+			return rollback
+		})
+	}()
+	require.Eventually(t, func() bool { return g.insertsWaiting() == 2 }, 3*time.Second, time.Millisecond,
+		"the caller's post waits at its own insert")
+	require.Zero(t, app.WaitingPosts(b.chat))
+	results := g.release()
+	require.NoError(t, results[0].err)
+	require.ErrorIs(t, <-inCaller, rollback)
+	messages, _, _ := b.transactions(t)
+	require.Len(t, messages, 1)
+	require.Contains(t, messages, results[0].posted.Message.ID)
+}
+
+// TestPostGatherMaxOneRunsEachPostAlone: with chat.post_gather_max 1 no
+// post waits in the queue; each runs its own unit of work at once.
+func TestPostGatherMaxOneRunsEachPostAlone(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(o *app.Options) { o.PostGatherMax = 1 })
+	w := b.world
+	g := gather(t, b)
+	g.post(w.Alex, w.Allgemein, "First")
+	g.post(w.Sam, w.Allgemein, "Second")
+	g.post(w.Alex, w.Eskalation, "Third")
+	require.Equal(t, 3, g.insertsWaiting(), "each waits at its own insert")
+	require.Zero(t, app.WaitingPosts(b.chat))
+	results := g.release()
+	messages, _, _ := b.transactions(t)
+	seen := map[string]bool{}
+	for _, r := range results {
+		require.NoError(t, r.err)
+		seen[messages[r.posted.Message.ID]] = true
+	}
+	require.Len(t, seen, 3, "three units of work")
 }
 
 // TestGroupsOfGatheredPostsRunAtMostTheConfiguredNumberAtOnce: with
