@@ -15,6 +15,18 @@ var classRE = regexp.MustCompile(`^[A-Za-z0-9_.*/-]{1,64}$`)
 // as in the OpenTelemetry semantic conventions for error.type.
 const ClassOther = "_OTHER"
 
+// SQLState returns the SQLSTATE of the first error in err's chain that
+// carries one (a method SQLState() string, as the driver's errors of
+// PostgreSQL have) and true, or "" and false when none does. It lets the
+// kernel read the database's answer without the driver's types.
+func SQLState(err error) (string, bool) {
+	var answered interface{ SQLState() string }
+	if errors.As(err, &answered) {
+		return answered.SQLState(), true
+	}
+	return "", false
+}
+
 // Class returns a stable, low-cardinality class for err that is safe to log
 // and to put on spans and metrics (the attribute error.type). It is the one
 // classifier of the server: the HTTP layer, the job runtime, the consumer
@@ -65,9 +77,8 @@ func Class(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	}
-	var pgErr interface{ SQLState() string }
-	if errors.As(err, &pgErr) {
-		if c := "pg_" + pgErr.SQLState(); classRE.MatchString(c) {
+	if code, ok := SQLState(err); ok {
+		if c := "pg_" + code; classRE.MatchString(c) {
 			return c
 		}
 		return ClassOther

@@ -56,3 +56,15 @@ func TestClass(t *testing.T) {
 		})
 	}
 }
+
+func TestSQLStateIsTheDatabasesAnswer(t *testing.T) {
+	t.Parallel()
+	code, ok := errs.SQLState(errs.Wrap(fmt.Errorf("insert: %w", &pgconn.PgError{Code: "23514"}), "chat: insert message failed"))
+	require.True(t, ok)
+	require.Equal(t, "23514", code)
+	for _, err := range []error{nil, io.ErrUnexpectedEOF, context.DeadlineExceeded, errs.NotFound()} {
+		code, ok := errs.SQLState(err)
+		require.False(t, ok, "%v", err)
+		require.Empty(t, code)
+	}
+}

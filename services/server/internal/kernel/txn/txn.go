@@ -23,8 +23,9 @@ package txn
 
 import (
 	"context"
-	"errors"
 	"sync"
+
+	"bothy/server/internal/kernel/errs"
 )
 
 // UnitOfWork runs a function inside one transaction.
@@ -57,15 +58,15 @@ func InUnitOfWork(ctx context.Context) bool {
 }
 
 // Refused reports whether err, returned by UnitOfWork.Do, is an answer of
-// the database: an error that carries a SQLSTATE (SQLState() string), as
-// every error PostgreSQL reports does. The database refused a statement
+// the database: an error that carries a SQLSTATE (errs.SQLState), as every
+// error PostgreSQL reports does. The database refused a statement
 // of the unit of work or its COMMIT, so the unit of work rolled back and
 // nothing of it was written; running its work again cannot write it
 // twice. An error without one (a lost connection, an ended context)
 // leaves open whether the COMMIT went through.
 func Refused(err error) bool {
-	var answered interface{ SQLState() string }
-	return errors.As(err, &answered)
+	_, answered := errs.SQLState(err)
+	return answered
 }
 
 // Key names one value memoised for the duration of a transaction, such as the
