@@ -70,17 +70,9 @@ func (g *gathering) post(p actor.Principal, channel ids.ID, text string) *post {
 	return ps
 }
 
-// insertsWaiting counts the statements of the test's database that wait
-// for a lock of messages (pg_locks shows the whole cluster, whose test
-// databases are copies of one template, with the same table OIDs).
-func (g *gathering) insertsWaiting() int {
-	var n int
-	require.NoError(g.t, g.b.db.App.QueryRow(context.Background(),
-		`SELECT count(*) FROM pg_locks
-		 WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
-		   AND relation = 'messages'::regclass AND NOT granted`).Scan(&n))
-	return n
-}
+// insertsWaiting counts the statements that wait for the lock of
+// messages.
+func (g *gathering) insertsWaiting() int { return g.b.db.LockWaits(g.t, "messages") }
 
 // release lets the posts go and returns their results in the order they
 // were sent.
@@ -254,13 +246,8 @@ func TestGatheredPostsWhoseUnitOfWorkEndedBeforeTheirDecisionGetItsError(t *test
 		}()
 	}
 	send()
-	require.Eventually(t, func() bool {
-		var n int
-		require.NoError(t, b.db.App.QueryRow(bg, `SELECT count(*) FROM pg_locks
-			WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
-			  AND relation = 'channels'::regclass AND NOT granted`).Scan(&n))
-		return n == 1
-	}, 3*time.Second, time.Millisecond, "the first post waits at its channel")
+	require.Eventually(t, func() bool { return b.db.LockWaits(t, "channels") == 1 }, 3*time.Second, time.Millisecond,
+		"the first post waits at its channel")
 	send()
 	send()
 	require.Eventually(t, func() bool { return app.WaitingPosts(b.chat) == 2 }, 3*time.Second, time.Millisecond)

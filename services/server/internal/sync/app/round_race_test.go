@@ -43,11 +43,7 @@ func (m *maintainDuringRound) afterFirstRead() {
 			return
 		case <-time.After(5 * time.Millisecond):
 		}
-		var waiting int
-		require.NoError(m.t, m.b.db.Owner.QueryRow(context.Background(),
-			`SELECT count(*) FROM pg_locks WHERE NOT granted
-			 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting))
-		if waiting > 0 {
+		if m.b.db.LockWaits(m.t, "") > 0 {
 			return
 		}
 	}

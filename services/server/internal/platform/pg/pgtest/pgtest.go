@@ -126,6 +126,24 @@ func New(t testing.TB) *DB {
 	return db
 }
 
+// LockWaits returns how many lock requests of db's database wait
+// ungranted: on the table relation (a name as regclass reads it), or on
+// anything when relation is "". pg_locks shows the whole cluster, whose
+// test databases are copies of one template with the same table OIDs, so
+// the count is limited to db's own database. It fails the test on a
+// database error.
+func (db *DB) LockWaits(t testing.TB, relation string) int {
+	t.Helper()
+	var n int
+	err := db.Owner.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks
+		WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND ($1 = '' OR relation = to_regclass($1))`, relation).Scan(&n)
+	if err != nil {
+		t.Fatalf("pgtest: counting lock waits: %v", err)
+	}
+	return n
+}
+
 // appConns is the size of DB.App.
 const appConns = 8
 

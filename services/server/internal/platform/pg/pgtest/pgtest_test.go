@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -46,4 +47,22 @@ func TestPinnedVersionMatchesScripts(t *testing.T) {
 	m := regexp.MustCompile(`PG_NPM_VERSION="([^"]+)"`).FindSubmatch(env)
 	require.NotNil(t, m, "tools/pg/env.sh sets PG_NPM_VERSION")
 	require.Equal(t, pgtest.PostgresVersion, string(m[1]))
+}
+
+func TestLockWaitsCountsTheWaitsOfItsDatabase(t *testing.T) {
+	t.Parallel()
+	db, other := pgtest.New(t), pgtest.New(t)
+	ctx := context.Background()
+	tx, err := db.Owner.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+	require.Zero(t, db.LockWaits(t, ""))
+
+	go func() { _, _ = db.App.Exec(ctx, "SELECT count(*) FROM messages") }()
+	require.Eventually(t, func() bool { return db.LockWaits(t, "messages") == 1 }, 3*time.Second, time.Millisecond)
+	require.Equal(t, 1, db.LockWaits(t, ""))
+	require.Zero(t, db.LockWaits(t, "channels"))
+	require.Zero(t, other.LockWaits(t, "messages"), "another test's database")
 }
