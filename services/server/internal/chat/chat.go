@@ -23,9 +23,11 @@ type Memberships interface {
 	// IsSpaceMember reports whether the person principalID is a member of
 	// spaceID. Unknown spaces and principals give false, not an error.
 	IsSpaceMember(ctx context.Context, spaceID, principalID ids.ID) (bool, error)
-	// MembershipsOf returns every membership of the person principalID in
-	// no particular order; none (an app, an unknown principal) gives an
-	// empty slice. The authorizer loads them once per unit of work and
-	// principal, so a list filtered by visibility costs one query.
-	MembershipsOf(ctx context.Context, principalID ids.ID) ([]Membership, error)
+	// MembershipsOf returns every membership of each person of
+	// principalIDs, in no particular order, read with one statement; one
+	// without (an app, an unknown principal) maps to an empty slice. The
+	// authorizer loads them once per unit of work and principal, so a list
+	// filtered by visibility costs one query, and a group of posts one for
+	// all its authors.
+	MembershipsOf(ctx context.Context, principalIDs []ids.ID) (map[ids.ID][]Membership, error)
 }

@@ -118,8 +118,7 @@ func TestDeliverTogetherClaimsInOneUnitOfWork(t *testing.T) {
 	require.Equal(t, 1, c.count("EventListByKeys"), "one read of the three heads' events")
 	_, args := c.last("EventListByKeys")
 	require.Len(t, args[0], 1, "the three heads are one event, read once")
-	require.Equal(t, 1, c.count("GrantFactsBySubjects"), "one read of the app's grants")
-	require.Zero(t, c.count("GrantFactsBySubject"), "and none per subscription")
+	require.Equal(t, 1, c.count("GrantFactsBySubjects"), "one read of the app's grants, none per subscription")
 	// The shared claim takes the round trips of one subscription's: BEGIN
 	// with the lock, the events with the grants, the claims with the
 	// lease wake-ups, sync_epoch, COMMIT. Each record is BEGIN with it and

@@ -133,41 +133,22 @@ func (a *Authorizer) Authorize(ctx context.Context, p actor.Principal, action au
 
 // Preload implements authorize.Authorizer: the facts Authorize would load
 // for action by each of ps, into the memo of the unit of work of ctx
-// (standing). The grants of the principals that are not persons, which
-// is all their standing holds, are read with one statement (GrantFactsOf);
-// each person's grants and memberships travel in the same round trip.
+// (standing), in one round trip whatever their number (load).
 func (a *Authorizer) Preload(ctx context.Context, action authorize.Action, ps ...actor.Principal) error {
 	memo, _ := standingsKey.GetOrSet(ctx, &standings{by: map[ids.ID]standing{}})
-	var others []ids.ID
-	var loads []func(context.Context) error
+	var need []actor.Principal
 	seen := map[ids.ID]bool{}
 	for _, p := range ps {
 		if !domain.NeedsStanding(p, action) || seen[p.ID] || memo.has(p.ID) {
 			continue
 		}
 		seen[p.ID] = true
-		if p.Kind != actor.KindPerson {
-			others = append(others, p.ID)
-			continue
-		}
-		loads = append(loads, func(ctx context.Context) error {
-			_, err := a.standing(ctx, p)
-			return err
-		})
+		need = append(need, p)
 	}
-	if len(others) > 0 {
-		loads = append(loads, func(ctx context.Context) error {
-			facts, err := a.grants.GrantFactsOf(ctx, others)
-			if err != nil {
-				return err
-			}
-			for _, id := range others {
-				memo.set(id, standing{grants: facts[id]})
-			}
-			return nil
-		})
+	if len(need) == 0 {
+		return nil
 	}
-	return txn.Together(ctx, loads...)
+	return a.load(ctx, memo, need)
 }
 
 func (a *Authorizer) count(ctx context.Context, d authorize.Decision) {
@@ -220,39 +201,54 @@ func (a *Authorizer) standing(ctx context.Context, p actor.Principal) (standing,
 	if s, found := memo.get(p.ID); found {
 		return s, nil
 	}
-	s, err := a.load(ctx, p)
-	if err != nil {
+	if err := a.load(ctx, memo, []actor.Principal{p}); err != nil {
 		return standing{}, err
 	}
-	memo.set(p.ID, s)
+	s, _ := memo.get(p.ID)
 	return s, nil
 }
 
-func (a *Authorizer) load(ctx context.Context, p actor.Principal) (standing, error) {
-	var s standing
-	loadGrants := func(ctx context.Context) error {
+// load reads the facts of ps into memo in one round trip (txn.Together),
+// with one statement for the grants of all of them and one for the
+// memberships of the persons among them (an app's standing is its grants
+// alone), so a group of posts pays for its authors what one post pays.
+func (a *Authorizer) load(ctx context.Context, memo *standings, ps []actor.Principal) error {
+	all := make([]ids.ID, 0, len(ps))
+	var persons []ids.ID
+	for _, p := range ps {
+		all = append(all, p.ID)
+		if p.Kind == actor.KindPerson {
+			persons = append(persons, p.ID)
+		}
+	}
+	var grants map[ids.ID][]domain.GrantFact
+	var memberships map[ids.ID][]chat.Membership
+	loads := []func(context.Context) error{func(ctx context.Context) error {
 		var err error
-		s.grants, err = a.grants.GrantFacts(ctx, p.ID)
+		grants, err = a.grants.GrantFactsOf(ctx, all)
+		return err
+	}}
+	if len(persons) > 0 {
+		loads = append(loads, func(ctx context.Context) error {
+			var err error
+			if memberships, err = a.memberships.MembershipsOf(ctx, persons); err != nil {
+				return errs.Wrap(err, "authz: loading memberships failed")
+			}
+			return nil
+		})
+	}
+	if err := txn.Together(ctx, loads...); err != nil {
 		return err
 	}
-	if p.Kind != actor.KindPerson {
-		return s, loadGrants(ctx)
-	}
-	// A person's grants and memberships travel in one round trip.
-	var ms []chat.Membership
-	err := txn.Together(ctx, loadGrants, func(ctx context.Context) error {
-		var err error
-		if ms, err = a.memberships.MembershipsOf(ctx, p.ID); err != nil {
-			return errs.Wrap(err, "authz: loading memberships failed")
+	for _, p := range ps {
+		s := standing{grants: grants[p.ID]}
+		if p.Kind == actor.KindPerson {
+			s.memberships = make(map[ids.ID]authz.Level, len(memberships[p.ID]))
+			for _, m := range memberships[p.ID] {
+				s.memberships[m.SpaceID] = authz.Level(m.Level)
+			}
 		}
-		return nil
-	})
-	if err != nil {
-		return standing{}, err
+		memo.set(p.ID, s)
 	}
-	s.memberships = make(map[ids.ID]authz.Level, len(ms))
-	for _, m := range ms {
-		s.memberships[m.SpaceID] = authz.Level(m.Level)
-	}
-	return s, nil
+	return nil
 }

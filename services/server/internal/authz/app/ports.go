@@ -23,8 +23,6 @@ type Holders struct {
 // GrantStore persists grants. Every method runs in the unit of work of ctx
 // when there is one.
 type GrantStore interface {
-	// GrantFacts returns every grant held by principalID as decision facts.
-	GrantFacts(ctx context.Context, principalID ids.ID) ([]domain.GrantFact, error)
 	// GrantFactsOf returns the grants of each of principalIDs as decision
 	// facts, read with one statement; a principal without grants maps to
 	// an empty slice.

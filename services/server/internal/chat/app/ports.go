@@ -33,13 +33,17 @@ type Store interface {
 	InsertChannel(ctx context.Context, c domain.Channel) error
 	// ChannelByID returns the channel id.
 	ChannelByID(ctx context.Context, id ids.ID) (domain.Channel, bool, error)
+	// ChannelsByIDs returns those of channelIDs that exist, in no
+	// particular order, with one statement.
+	ChannelsByIDs(ctx context.Context, channelIDs []ids.ID) ([]domain.Channel, error)
 	// Channels returns the channels of spaceID ordered by name, then id.
 	Channels(ctx context.Context, spaceID ids.ID) ([]domain.Channel, error)
 	// ThreadByID returns the thread id.
 	ThreadByID(ctx context.Context, id ids.ID) (domain.Thread, bool, error)
-	// InsertMessage stores m; its thread may be inserted after it in the
-	// same unit of work (the reference is checked at commit).
-	InsertMessage(ctx context.Context, m domain.Message) error
+	// InsertMessages stores ms, with one statement whatever their number;
+	// their threads may be inserted after them in the same unit of work
+	// (the reference is checked at commit).
+	InsertMessages(ctx context.Context, ms []domain.Message) error
 	// InsertThread stores t; its root message must exist.
 	InsertThread(ctx context.Context, t domain.Thread) error
 	// LiveMessageForUpdate returns the message id and locks its row until

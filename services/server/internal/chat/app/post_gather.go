@@ -196,39 +196,39 @@ func decisionContext(ctx context.Context, p *gatheredPost) context.Context {
 	return correlation.With(actor.With(ctx, actor.From(p.ctx)), correlation.From(p.ctx))
 }
 
-// postTogether is the unit of work of a group: the channels and the
-// standings of the authors in one round trip, each post decided, then
-// the messages and their events with the COMMIT in one round trip. It
-// may run more than once (txn.UnitOfWork.Do), so it sets every result
-// anew.
+// postTogether is the unit of work of a group: the channels (one
+// statement) and the standings of the authors (one statement for their
+// grants, one for the memberships of the persons) in one round trip, each
+// post decided, then the messages (one statement) and their events (one)
+// with the COMMIT in one round trip (ADR 0099). It may run more than once
+// (txn.UnitOfWork.Do), so it sets every result anew.
 func (s *Service) postTogether(ctx context.Context, group []*gatheredPost) error {
 	channels := map[ids.ID]*domain.Channel{}
-	var loads []func(context.Context) error
+	var channelIDs []ids.ID
 	authors := make([]actor.Principal, 0, len(group))
 	for _, p := range group {
 		p.out, p.err, p.decided, p.written = Posted{}, nil, false, false
 		authors = append(authors, actor.From(p.ctx))
-		if _, seen := channels[p.cmd.ChannelID]; seen {
-			continue
+		if _, seen := channels[p.cmd.ChannelID]; !seen {
+			// The zero Channel stands for one that does not exist.
+			channels[p.cmd.ChannelID] = &domain.Channel{}
+			channelIDs = append(channelIDs, p.cmd.ChannelID)
 		}
-		ch, id := &domain.Channel{}, p.cmd.ChannelID
-		channels[id] = ch
-		loads = append(loads, func(ctx context.Context) error {
-			c, found, err := s.store.ChannelByID(ctx, id)
-			if found {
-				*ch = c
-			}
-			return err
-		})
 	}
-	loads = append(loads, func(ctx context.Context) error {
+	err := txn.Together(ctx, func(ctx context.Context) error {
+		found, err := s.store.ChannelsByIDs(ctx, channelIDs)
+		for _, c := range found {
+			*channels[c.ID] = c
+		}
+		return err
+	}, func(ctx context.Context) error {
 		return s.az.Preload(ctx, authorize.MessagePost, authors...)
 	})
-	if err := txn.Together(ctx, loads...); err != nil {
+	if err != nil {
 		return err
 	}
 
-	var writes []func(context.Context) error
+	var accepted []Posted
 	for _, p := range group {
 		p.decided = true
 		if p.err = p.ctx.Err(); p.err != nil {
@@ -242,10 +242,10 @@ func (s *Service) postTogether(ctx context.Context, group []*gatheredPost) error
 			continue
 		}
 		p.out, p.written = posted, true
-		writes = append(writes, s.postWrites(posted)...)
+		accepted = append(accepted, posted)
 	}
-	if len(writes) == 0 {
+	if len(accepted) == 0 {
 		return nil
 	}
-	return txn.Last(ctx, writes...)
+	return txn.Last(ctx, s.postWrites(accepted...)...)
 }

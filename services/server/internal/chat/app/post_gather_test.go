@@ -123,11 +123,18 @@ func (b *testBundle) xmins(t *testing.T, query string) (map[ids.ID]string, []ids
 // TestPostsThatArriveTogetherShareOneUnitOfWork (ADR 0098): the posts that
 // arrive while a post's unit of work runs wait for it and then run in one
 // unit of work together, each message with its event, the events in the
-// order the posts arrived.
+// order the posts arrived. Whatever the number of its posts (ADR 0099),
+// the group reads its channels with one statement and its authors'
+// standings with one for their grants and one for the persons'
+// memberships, in the round trip of the BEGIN, and sends its messages
+// with one statement and its events with one, in the round trip of the
+// COMMIT.
 func TestPostsThatArriveTogetherShareOneUnitOfWork(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	trips := &pgtest.Trips{}
+	b := setupTraced(t, trips)
 	w := b.world
+	trips.Take()
 	g := gather(t, b)
 	g.post(w.Alex, w.Allgemein, "First")
 	g.post(w.Sam, w.Allgemein, "Second")
@@ -153,6 +160,11 @@ func TestPostsThatArriveTogetherShareOneUnitOfWork(t *testing.T) {
 	for _, id := range posted[2:] {
 		require.Equal(t, together, messages[id], "the posts that waited share one unit of work")
 	}
+	got := trips.TakeNames()
+	require.Len(t, got, 4, "the first post's two round trips, then the group's: %v", got)
+	require.Equal(t, []string{"begin", "SET LOCAL", "ChannelListByIDs", "GrantFactsBySubjects",
+		"SpaceMemberListByPrincipals"}, got[2])
+	require.Equal(t, []string{"MessageInsert", "EventLogAppend", "commit", "EventLogWake"}, got[3])
 }
 
 // TestAPostRefusedAmongGatheredPostsLeavesTheOthers: a post that is

@@ -125,30 +125,36 @@ func (s *Service) admitPost(ctx context.Context, ch *domain.Channel, cmd PostMes
 		RootMessageID: m.ID, CreatedBy: author, CreatedAt: now}}, nil
 }
 
-// postWrites returns the writes of a post, in this order: its message,
-// the thread it opens (whose row references the message's), and their
-// events.
-func (s *Service) postWrites(p Posted) []func(ctx context.Context) error {
-	m, th := p.Message, p.Thread
-	writes := []func(ctx context.Context) error{
-		func(ctx context.Context) error { return s.store.InsertMessage(ctx, m) },
-	}
-	if th != nil {
-		writes = append(writes, func(ctx context.Context) error { return s.store.InsertThread(ctx, *th) })
-	}
-	writes = append(writes, func(ctx context.Context) error {
-		_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: m.ID,
+// postWrites returns the writes of posts, in this order: their messages
+// (one statement), the threads they open (whose rows reference the
+// messages'), and their events (one statement), each post's message.created
+// before the thread.created of the thread it opens, the posts in their
+// order.
+func (s *Service) postWrites(posts ...Posted) []func(ctx context.Context) error {
+	messages := make([]domain.Message, 0, len(posts))
+	events := make([]eventlog.Event, 0, len(posts))
+	var threads []domain.Thread
+	for _, p := range posts {
+		m := p.Message
+		messages = append(messages, m)
+		events = append(events, eventlog.Event{Type: eventlog.MessageCreated, ResourceID: m.ID,
 			SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, ActorID: m.AuthorID,
 			Payload: domain.MessageCreatedPayload(m)})
-		return err
-	})
-	if th != nil {
-		writes = append(writes, func(ctx context.Context) error {
-			_, err := s.events.Append(ctx, eventlog.Event{Type: eventlog.ThreadCreated, ResourceID: th.ID,
+		if th := p.Thread; th != nil {
+			threads = append(threads, *th)
+			events = append(events, eventlog.Event{Type: eventlog.ThreadCreated, ResourceID: th.ID,
 				SpaceID: th.SpaceID, ChannelID: th.ChannelID, ThreadID: th.ID, ActorID: th.CreatedBy,
 				Payload: domain.ThreadCreatedPayload(*th)})
-			return err
-		})
+		}
 	}
-	return writes
+	writes := []func(ctx context.Context) error{
+		func(ctx context.Context) error { return s.store.InsertMessages(ctx, messages) },
+	}
+	for _, th := range threads {
+		writes = append(writes, func(ctx context.Context) error { return s.store.InsertThread(ctx, th) })
+	}
+	return append(writes, func(ctx context.Context) error {
+		_, err := s.events.AppendAll(ctx, events)
+		return err
+	})
 }

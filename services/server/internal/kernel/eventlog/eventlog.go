@@ -116,4 +116,9 @@ type Appender interface {
 	// personal type without audience (or a non-personal one with), and for a
 	// payload that is not a JSON object or contains null.
 	Append(ctx context.Context, ev Event) (Appended, error)
+	// AppendAll writes evs in the unit of work of ctx, in their order
+	// (ascending seqs), as one write whatever their number, and returns
+	// where each landed, in the same order. Its errors are Append's, for
+	// any of evs; on an error none of them is written.
+	AppendAll(ctx context.Context, evs []Event) ([]Appended, error)
 }

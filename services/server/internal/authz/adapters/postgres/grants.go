@@ -41,20 +41,6 @@ func NewGrants(pool *pgxpool.Pool) *Grants {
 // pool.
 func (s *Grants) q(ctx context.Context) *db.Queries { return db.New(pg.Conn(ctx, s.pool)) }
 
-// GrantFacts implements app.GrantStore with one index scan on the leading
-// column of grants_subject_place_key.
-func (s *Grants) GrantFacts(ctx context.Context, principalID ids.ID) ([]domain.GrantFact, error) {
-	rows, err := s.q(ctx).GrantFactsBySubject(ctx, principalID)
-	if err != nil {
-		return nil, errs.Wrap(fmt.Errorf("authz: grant facts: %w", err), "authz: loading grants failed")
-	}
-	out := make([]domain.GrantFact, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, domain.GrantFact{SpaceID: r.SpaceID, ChannelID: r.ChannelID, Level: authz.Level(r.Level)})
-	}
-	return out, nil
-}
-
 // GrantFactsOf implements app.GrantStore with one statement over the
 // leading column of grants_subject_place_key.
 func (s *Grants) GrantFactsOf(ctx context.Context, principalIDs []ids.ID) (map[ids.ID][]domain.GrantFact, error) {

@@ -144,6 +144,12 @@ func (s *Store) ChannelByID(ctx context.Context, id ids.ID) (domain.Channel, boo
 	return one(row, err, channelOf, "channel by id")
 }
 
+// ChannelsByIDs implements app.Store with one statement.
+func (s *Store) ChannelsByIDs(ctx context.Context, channelIDs []ids.ID) ([]domain.Channel, error) {
+	rows, err := s.q(ctx).ChannelListByIDs(ctx, channelIDs)
+	return all(rows, err, channelOf, "channels by ids")
+}
+
 // Channels implements app.Store.
 func (s *Store) Channels(ctx context.Context, spaceID ids.ID) ([]domain.Channel, error) {
 	rows, err := s.q(ctx).ChannelListBySpace(ctx, spaceID)
@@ -170,13 +176,19 @@ func (s *Store) InsertThread(ctx context.Context, t domain.Thread) error {
 	return nil
 }
 
-// InsertMessage implements app.Store.
-func (s *Store) InsertMessage(ctx context.Context, m domain.Message) error {
-	err := s.q(ctx).MessageInsert(ctx, db.MessageInsertParams{
-		ID: m.ID, SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, AuthorID: m.AuthorID, Text: m.Text, CreatedAt: m.CreatedAt,
-	})
-	if err != nil {
-		return failed("insert message", err)
+// InsertMessages implements app.Store with one statement.
+func (s *Store) InsertMessages(ctx context.Context, ms []domain.Message) error {
+	p := db.MessageInsertParams{
+		Ids: make([]ids.ID, len(ms)), SpaceIds: make([]ids.ID, len(ms)), ChannelIds: make([]ids.ID, len(ms)),
+		ThreadIds: make([]ids.ID, len(ms)), AuthorIds: make([]ids.ID, len(ms)), Texts: make([]string, len(ms)),
+		CreatedAts: make([]time.Time, len(ms)),
+	}
+	for i, m := range ms {
+		p.Ids[i], p.SpaceIds[i], p.ChannelIds[i], p.ThreadIds[i] = m.ID, m.SpaceID, m.ChannelID, m.ThreadID
+		p.AuthorIds[i], p.Texts[i], p.CreatedAts[i] = m.AuthorID, m.Text, m.CreatedAt
+	}
+	if err := s.q(ctx).MessageInsert(ctx, p); err != nil {
+		return failed("insert messages", err)
 	}
 	return nil
 }
@@ -242,9 +254,17 @@ func (s *Store) IsSpaceMember(ctx context.Context, spaceID, principalID ids.ID) 
 
 // MembershipsOf implements chat.Memberships with the index
 // space_members_principal_idx.
-func (s *Store) MembershipsOf(ctx context.Context, principalID ids.ID) ([]chat.Membership, error) {
-	rows, err := s.q(ctx).SpaceMemberListByPrincipal(ctx, principalID)
-	return all(rows, err, func(r db.SpaceMemberListByPrincipalRow) chat.Membership {
-		return chat.Membership{SpaceID: r.SpaceID, Level: r.Level}
-	}, "memberships of")
+func (s *Store) MembershipsOf(ctx context.Context, principalIDs []ids.ID) (map[ids.ID][]chat.Membership, error) {
+	out := make(map[ids.ID][]chat.Membership, len(principalIDs))
+	for _, id := range principalIDs {
+		out[id] = []chat.Membership{}
+	}
+	rows, err := s.q(ctx).SpaceMemberListByPrincipals(ctx, principalIDs)
+	if err != nil {
+		return nil, failed("memberships of", err)
+	}
+	for _, r := range rows {
+		out[r.PrincipalID] = append(out[r.PrincipalID], chat.Membership{SpaceID: r.SpaceID, Level: r.Level})
+	}
+	return out, nil
 }

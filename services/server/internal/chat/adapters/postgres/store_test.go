@@ -39,12 +39,11 @@ func TestMemberships(t *testing.T) {
 		require.False(t, ok)
 	}
 
-	ms, err := s.MembershipsOf(ctx, w.Sam.ID)
+	ms, err := s.MembershipsOf(ctx, []ids.ID{w.Sam.ID, w.Tracker.ID, w.Alex.ID})
 	require.NoError(t, err)
-	require.Equal(t, []chat.Membership{{SpaceID: w.Support, Level: "write"}}, ms)
-	ms, err = s.MembershipsOf(ctx, w.Tracker.ID)
-	require.NoError(t, err)
-	require.Equal(t, []chat.Membership{}, ms, "an app is never a member")
+	support := []chat.Membership{{SpaceID: w.Support, Level: "write"}}
+	require.Equal(t, map[ids.ID][]chat.Membership{w.Sam.ID: support, w.Alex.ID: support,
+		w.Tracker.ID: {}}, ms, "each with one statement; an app is never a member")
 }
 
 // TestThreadRootAndReplyReferEachOther: the root message names its thread,
@@ -61,7 +60,7 @@ func TestThreadRootAndReplyReferEachOther(t *testing.T) {
 	m := domain.Message{ID: ids.New(), SpaceID: w.Support, ChannelID: w.Allgemein, ThreadID: ids.New(), AuthorID: w.Alex.ID,
 		Text: "Root", CreatedAt: start}
 	require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
-		if err := s.InsertMessage(ctx, m); err != nil {
+		if err := s.InsertMessages(ctx, []domain.Message{m}); err != nil {
 			return err
 		}
 		return s.InsertThread(ctx, domain.Thread{ID: m.ThreadID, SpaceID: m.SpaceID, ChannelID: m.ChannelID,
@@ -74,11 +73,11 @@ func TestThreadRootAndReplyReferEachOther(t *testing.T) {
 
 	orphan := m
 	orphan.ID, orphan.ThreadID = ids.New(), ids.New()
-	err = uow.Do(ctx, func(ctx context.Context) error { return s.InsertMessage(ctx, orphan) })
+	err = uow.Do(ctx, func(ctx context.Context) error { return s.InsertMessages(ctx, []domain.Message{orphan}) })
 	require.True(t, pg.IsForeignKeyViolation(err, "messages_thread_fkey"), "checked at commit: %v", err)
 
 	wrongSpace := m
 	wrongSpace.ID, wrongSpace.ThreadID, wrongSpace.SpaceID = ids.New(), ids.Zero, w.Marketing
-	err = s.InsertMessage(ctx, wrongSpace)
+	err = s.InsertMessages(ctx, []domain.Message{wrongSpace})
 	require.Error(t, err, "a message lies in a channel of its space")
 }

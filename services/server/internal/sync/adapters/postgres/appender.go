@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -71,10 +72,20 @@ func NewAppender(clk clock.Clock, waker *Waker, o AppenderOptions) (*Appender, e
 	return &Appender{clock: clk, waker: waker, opts: o}, nil
 }
 
-// Append implements eventlog.Appender. It validates ev (domain.PrepareAppend),
-// then, in the unit of work of ctx and with one statement (EventLogAppend):
-// makes sure the transaction has its id, allocates the seq and inserts the
-// row. The appending transaction notifies nothing (ADR 0091): the unit
+// Append implements eventlog.Appender: AppendAll of ev alone.
+func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appended, error) {
+	got, err := a.AppendAll(ctx, []eventlog.Event{ev})
+	if err != nil {
+		return eventlog.Appended{}, err
+	}
+	return got[0], nil
+}
+
+// AppendAll implements eventlog.Appender. It validates each event
+// (domain.PrepareAppend), then, in the unit of work of ctx and with one
+// statement (EventLogAppend) for all of them: makes sure the transaction
+// has its id, allocates their seqs in the order of evs and inserts the
+// rows. The appending transaction notifies nothing (ADR 0091): the unit
 // of work's first append arranges the notification of NotifyChannel after
 // its commit (wakeAfter).
 //
@@ -85,41 +96,62 @@ func NewAppender(clk clock.Clock, waker *Waker, o AppenderOptions) (*Appender, e
 // which the statement's CASE orders (D-SQ-21).
 //
 // occurred_at is the clock's time cut to microseconds (the precision of
-// timestamptz), so the stored and the returned time are equal.
+// timestamptz), so the stored and the returned time are equal; the
+// events of one call share it.
 //
 // Errors: ErrNoUnitOfWork outside a unit of work, the domain errors of
 // PrepareAppend, ErrNoPartition when no partition covers the time, and
 // internal errors from the database.
-func (a *Appender) Append(ctx context.Context, ev eventlog.Event) (eventlog.Appended, error) {
+func (a *Appender) AppendAll(ctx context.Context, evs []eventlog.Event) ([]eventlog.Appended, error) {
 	tx, err := pg.RequireTx(ctx)
 	if err != nil {
-		return eventlog.Appended{}, err
+		return nil, err
 	}
-	p, err := domain.PrepareAppend(ev, a.opts.PayloadTextMaxBytes)
-	if err != nil {
-		return eventlog.Appended{}, err
+	n := len(evs)
+	if n == 0 {
+		return nil, nil
 	}
-	id := ids.New()
 	at := clock.Stamp(a.clock)
+	p := db.EventLogAppendParams{
+		Ids: make([]ids.ID, n), Types: make([]string, n), ResourceKinds: make([]string, n), ResourceIds: make([]ids.ID, n),
+		SpaceIds: make([]ids.ID, n), ChannelIds: make([]ids.ID, n), ThreadIds: make([]ids.ID, n),
+		AudiencePrincipalIds: make([]ids.ID, n), ReceiveActions: make([]string, n), ActorIds: make([]ids.ID, n),
+		Payloads: make([][]byte, n), Truncateds: make([]bool, n), OccurredAts: make([]time.Time, n),
+	}
+	for i, ev := range evs {
+		prepared, err := domain.PrepareAppend(ev, a.opts.PayloadTextMaxBytes)
+		if err != nil {
+			return nil, err
+		}
+		p.Ids[i], p.Types[i], p.ResourceKinds[i], p.ResourceIds[i] = ids.New(), string(ev.Type),
+			string(prepared.Info.ResourceKind), ev.ResourceID
+		p.SpaceIds[i], p.ChannelIds[i], p.ThreadIds[i], p.AudiencePrincipalIds[i] = ev.SpaceID, ev.ChannelID,
+			ev.ThreadID, ev.AudiencePrincipalID
+		p.ReceiveActions[i], p.ActorIds[i], p.Payloads[i], p.Truncateds[i], p.OccurredAts[i] =
+			string(prepared.Info.ReceiveAction), ev.ActorID, prepared.Payload, prepared.Truncated, at
+	}
 
 	if _, queued := wakeQueued.GetOrSet(ctx, true); !queued {
 		// Before the append's statement goes: in a txn.Last the COMMIT
 		// travels with it.
 		a.wakeAfter(ctx)
 	}
-	seq, err := db.New(tx).EventLogAppend(ctx, db.EventLogAppendParams{
-		ID: id, Type: string(ev.Type), ResourceKind: string(p.Info.ResourceKind), ResourceID: ev.ResourceID,
-		SpaceID: ev.SpaceID, ChannelID: ev.ChannelID, ThreadID: ev.ThreadID, AudiencePrincipalID: ev.AudiencePrincipalID,
-		ReceiveAction: string(p.Info.ReceiveAction), ActorID: ev.ActorID, Payload: p.Payload, Truncated: p.Truncated,
-		OccurredAt: at,
-	})
+	rows, err := db.New(tx).EventLogAppend(ctx, p)
 	if err != nil {
 		if missingPartition(err) {
-			return eventlog.Appended{}, ErrNoPartition
+			return nil, ErrNoPartition
 		}
-		return eventlog.Appended{}, errs.Wrap(err, "sync: appending the event failed")
+		return nil, errs.Wrap(err, "sync: appending the events failed")
 	}
-	return eventlog.Appended{Seq: seq, ID: id, OccurredAt: at}, nil
+	seqs := make(map[ids.ID]int64, len(rows))
+	for _, r := range rows {
+		seqs[r.ID] = r.Seq
+	}
+	out := make([]eventlog.Appended, n)
+	for i, id := range p.Ids {
+		out[i] = eventlog.Appended{Seq: seqs[id], ID: id, OccurredAt: at}
+	}
+	return out, nil
 }
 
 // missingPartition reports PostgreSQL's "no partition of relation ... found

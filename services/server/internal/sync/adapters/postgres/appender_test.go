@@ -85,6 +85,87 @@ func TestAppendPersonalEventAndTruncatedText(t *testing.T) {
 	require.Len(t, p["note"], 64, "cut to sync.payload_text_max_bytes")
 }
 
+// TestAppendAllStoresEveryEventInItsOrderWithOneStatement (ADR 0099):
+// the events of one call go with one statement, their seqs ascending in
+// the order of the call, each returned where it landed; a second call in
+// the same unit of work continues after them.
+func TestAppendAllStoresEveryEventInItsOrderWithOneStatement(t *testing.T) {
+	t.Parallel()
+	trips := &pgtest.Trips{}
+	b := setupTraced(t, trips)
+	ctx := context.Background()
+	texts := make([]string, 40)
+	evs := make([]eventlog.Event, len(texts))
+	for i := range texts {
+		texts[i] = fmt.Sprintf("message %d for Robin", i)
+		evs[i] = messageEvent(texts[i])
+	}
+	personal := eventlog.Event{Type: eventlog.AppInstallationUpdated, ResourceID: ids.New(), AudiencePrincipalID: alex}
+	evs = append(evs, personal)
+	var got, after []eventlog.Appended
+	trips.Take()
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		var err error
+		if got, err = b.appender.AppendAll(ctx, evs); err != nil {
+			return err
+		}
+		after, err = b.appender.AppendAll(ctx, []eventlog.Event{messageEvent("after them")})
+		return err
+	}))
+	appends := 0
+	for _, trip := range trips.TakeNames() {
+		for _, name := range trip {
+			if name == "EventLogAppend" {
+				appends++
+			}
+		}
+	}
+	require.Equal(t, 2, appends, "one statement per call")
+	require.Len(t, got, len(evs))
+	for i, a := range got {
+		require.Equal(t, int64(i+1), a.Seq, "seqs in the order of the call")
+		stored, ok, err := b.log.EventByKey(ctx, key(a))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, a.ID, stored.ID)
+		require.Equal(t, evs[i].ResourceID, stored.ResourceID)
+		if i < len(texts) {
+			require.JSONEq(t, `{"author_id":"`+alex.String()+`","text":"`+texts[i]+`"}`, string(stored.Payload))
+		}
+	}
+	last, _, err := b.log.EventByKey(ctx, key(got[len(got)-1]))
+	require.NoError(t, err)
+	require.Equal(t, alex, last.AudiencePrincipalID)
+	require.True(t, last.ChannelID.IsZero(), "a NULL among the arrays stays NULL")
+	require.Equal(t, []int64{int64(len(evs) + 1)}, []int64{after[0].Seq})
+
+	none, err := appendAllIn(b, nil)
+	require.NoError(t, err)
+	require.Empty(t, none)
+	require.Equal(t, len(evs)+1, countEvents(t, b.db))
+}
+
+// TestAppendAllWithOneInvalidEventStoresNone: one event refused refuses
+// the call; none of its events is written.
+func TestAppendAllWithOneInvalidEventStoresNone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := appendAllIn(b, []eventlog.Event{messageEvent("fine"), {Type: "message.exploded", ResourceID: ids.New()}})
+	require.ErrorIs(t, err, domain.ErrUnknownType)
+	require.Zero(t, countEvents(t, b.db))
+}
+
+// appendAllIn calls AppendAll with evs in a unit of work of its own.
+func appendAllIn(b *testBundle, evs []eventlog.Event) ([]eventlog.Appended, error) {
+	var got []eventlog.Appended
+	err := b.uow.Do(context.Background(), func(ctx context.Context) error {
+		var err error
+		got, err = b.appender.AppendAll(ctx, evs)
+		return err
+	})
+	return got, err
+}
+
 func TestAppendOutsideAUnitOfWorkIsAnError(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

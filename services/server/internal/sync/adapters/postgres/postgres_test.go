@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/kernel/clock"
@@ -40,7 +41,18 @@ type testBundle struct {
 
 func setup(t testing.TB) *testBundle {
 	t.Helper()
+	return setupTraced(t, nil)
+}
+
+// setupTraced is setup with the units of work going through a pool whose
+// connections tracer sees (nil: the database's own pool).
+func setupTraced(t testing.TB, tracer pgx.QueryTracer) *testBundle {
+	t.Helper()
 	db := pgtest.New(t)
+	pool := db.App
+	if tracer != nil {
+		pool = db.TracedApp(t, tracer, 0)
+	}
 	clk := clock.NewFake(start)
 	appender, err := postgres.NewAppender(clk, postgres.NewWaker(db.App, slog.New(slog.DiscardHandler), time.Second), postgres.AppenderOptions{PayloadTextMaxBytes: 64})
 	require.NoError(t, err)
@@ -49,7 +61,7 @@ func setup(t testing.TB) *testBundle {
 	b := &testBundle{
 		db:       db,
 		clock:    clk,
-		uow:      pg.NewUnitOfWork(db.App, 3, 5*time.Second),
+		uow:      pg.NewUnitOfWork(pool, 3, 5*time.Second),
 		appender: appender,
 		log:      postgres.NewLog(db.App),
 		cursors:  postgres.NewCursors(db.App, clk),

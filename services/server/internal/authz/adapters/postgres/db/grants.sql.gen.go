@@ -29,36 +29,6 @@ func (q *Queries) GrantDelete(ctx context.Context, arg GrantDeleteParams) (int64
 	return result.RowsAffected(), nil
 }
 
-const grantFactsBySubject = `-- name: GrantFactsBySubject :many
-SELECT space_id, channel_id, level FROM grants WHERE subject_principal_id = $1
-`
-
-type GrantFactsBySubjectRow struct {
-	SpaceID   ids.ID
-	ChannelID ids.ID
-	Level     string
-}
-
-func (q *Queries) GrantFactsBySubject(ctx context.Context, subjectPrincipalID ids.ID) ([]GrantFactsBySubjectRow, error) {
-	rows, err := q.db.Query(ctx, grantFactsBySubject, subjectPrincipalID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []GrantFactsBySubjectRow{}
-	for rows.Next() {
-		var i GrantFactsBySubjectRow
-		if err := rows.Scan(&i.SpaceID, &i.ChannelID, &i.Level); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const grantFactsBySubjects = `-- name: GrantFactsBySubjects :many
 SELECT subject_principal_id, space_id, channel_id, level FROM grants
 WHERE subject_principal_id = ANY($1::uuid[])

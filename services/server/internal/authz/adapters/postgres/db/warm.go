@@ -4,11 +4,10 @@
 package db
 
 // HotStatements are the statements of this module on the path of a post
-// (the poster's grants) and of its delivery (the grants of a consumer
+// (the posters' grants) and of its delivery (the grants of a consumer
 // round), which a server process's new connection plans before its first
 // use (pg.Warm, ADR 0096).
 var HotStatements = []string{
-	grantFactsBySubject,
 	grantFactsBySubjects,
 	grantHoldersByPlaces,
 }

@@ -13,9 +13,6 @@ DELETE FROM grants WHERE id = @id AND subject_principal_id = @subject_principal_
 -- name: GrantListBySubject :many
 SELECT * FROM grants WHERE subject_principal_id = @subject_principal_id ORDER BY created_at, id;
 
--- name: GrantFactsBySubject :many
-SELECT space_id, channel_id, level FROM grants WHERE subject_principal_id = @subject_principal_id;
-
 -- name: GrantFactsBySubjects :many
 SELECT subject_principal_id, space_id, channel_id, level FROM grants
 WHERE subject_principal_id = ANY(@subject_principal_ids::uuid[]);

@@ -56,6 +56,37 @@ func (q *Queries) ChannelInsert(ctx context.Context, arg ChannelInsertParams) er
 	return err
 }
 
+const channelListByIDs = `-- name: ChannelListByIDs :many
+SELECT id, space_id, name, created_by, created_at FROM channels WHERE id = ANY($1::uuid[])
+`
+
+// The channels of a group of posts (ADR 0099), with one statement.
+func (q *Queries) ChannelListByIDs(ctx context.Context, argIds []ids.ID) ([]Channel, error) {
+	rows, err := q.db.Query(ctx, channelListByIDs, argIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Channel{}
+	for rows.Next() {
+		var i Channel
+		if err := rows.Scan(
+			&i.ID,
+			&i.SpaceID,
+			&i.Name,
+			&i.CreatedBy,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const channelListBySpace = `-- name: ChannelListBySpace :many
 SELECT id, space_id, name, created_by, created_at FROM channels WHERE space_id = $1 ORDER BY name, id
 `

@@ -15,31 +15,36 @@ import (
 const messageInsert = `-- name: MessageInsert :exec
 
 INSERT INTO messages (id, space_id, channel_id, thread_id, author_id, text, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+SELECT unnest($1::uuid[]), unnest($2::uuid[]), unnest($3::uuid[]), unnest($4::uuid[]),
+    unnest($5::uuid[]), unnest($6::text[]), unnest($7::timestamptz[])
 `
 
 type MessageInsertParams struct {
-	ID        ids.ID
-	SpaceID   ids.ID
-	ChannelID ids.ID
-	ThreadID  ids.ID
-	AuthorID  ids.ID
-	Text      string
-	CreatedAt time.Time
+	Ids        []ids.ID
+	SpaceIds   []ids.ID
+	ChannelIds []ids.ID
+	ThreadIds  []ids.ID
+	AuthorIds  []ids.ID
+	Texts      []string
+	CreatedAts []time.Time
 }
 
 // Messages (migration 00025). A deleted message keeps its row and loses
 // its text (messages_deleted_has_no_text); pages read the partial index
 // messages_channel_page_idx of the live rows, newest first.
+// The messages of one post or of a group of posts (ADR 0099): one
+// statement whatever their number, element i of each array being the
+// column of message i (set-returning functions of one select list run
+// in step; a NULL thread_id: not in a thread).
 func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) error {
 	_, err := q.db.Exec(ctx, messageInsert,
-		arg.ID,
-		arg.SpaceID,
-		arg.ChannelID,
-		arg.ThreadID,
-		arg.AuthorID,
-		arg.Text,
-		arg.CreatedAt,
+		arg.Ids,
+		arg.SpaceIds,
+		arg.ChannelIds,
+		arg.ThreadIds,
+		arg.AuthorIds,
+		arg.Texts,
+		arg.CreatedAts,
 	)
 	return err
 }

@@ -123,27 +123,28 @@ func (q *Queries) SpaceMemberInsert(ctx context.Context, arg SpaceMemberInsertPa
 	return err
 }
 
-const spaceMemberListByPrincipal = `-- name: SpaceMemberListByPrincipal :many
-SELECT space_id, level FROM space_members WHERE principal_id = $1
+const spaceMemberListByPrincipals = `-- name: SpaceMemberListByPrincipals :many
+SELECT principal_id, space_id, level FROM space_members WHERE principal_id = ANY($1::uuid[])
 `
 
-type SpaceMemberListByPrincipalRow struct {
-	SpaceID ids.ID
-	Level   string
+type SpaceMemberListByPrincipalsRow struct {
+	PrincipalID ids.ID
+	SpaceID     ids.ID
+	Level       string
 }
 
 // Index space_members_principal_idx: the authorizer loads every membership
-// of one principal at once.
-func (q *Queries) SpaceMemberListByPrincipal(ctx context.Context, principalID ids.ID) ([]SpaceMemberListByPrincipalRow, error) {
-	rows, err := q.db.Query(ctx, spaceMemberListByPrincipal, principalID)
+// of its principals at once.
+func (q *Queries) SpaceMemberListByPrincipals(ctx context.Context, principalIds []ids.ID) ([]SpaceMemberListByPrincipalsRow, error) {
+	rows, err := q.db.Query(ctx, spaceMemberListByPrincipals, principalIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []SpaceMemberListByPrincipalRow{}
+	items := []SpaceMemberListByPrincipalsRow{}
 	for rows.Next() {
-		var i SpaceMemberListByPrincipalRow
-		if err := rows.Scan(&i.SpaceID, &i.Level); err != nil {
+		var i SpaceMemberListByPrincipalsRow
+		if err := rows.Scan(&i.PrincipalID, &i.SpaceID, &i.Level); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -8,7 +8,8 @@ package db
 // plans before its first use (pg.Warm, ADR 0096).
 var HotStatements = []string{
 	channelGetByID,
-	spaceMemberListByPrincipal,
+	channelListByIDs,
+	spaceMemberListByPrincipals,
 	messageInsert,
 	messagePageLatest,
 	messagePageBefore,

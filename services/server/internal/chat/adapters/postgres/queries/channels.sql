@@ -8,5 +8,9 @@ VALUES (@id, @space_id, @name, @created_by, @created_at);
 -- name: ChannelGetByID :one
 SELECT * FROM channels WHERE id = @id;
 
+-- name: ChannelListByIDs :many
+-- The channels of a group of posts (ADR 0099), with one statement.
+SELECT * FROM channels WHERE id = ANY(@ids::uuid[]);
+
 -- name: ChannelListBySpace :many
 SELECT * FROM channels WHERE space_id = @space_id ORDER BY name, id;

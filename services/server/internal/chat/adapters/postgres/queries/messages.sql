@@ -3,8 +3,13 @@
 -- messages_channel_page_idx of the live rows, newest first.
 
 -- name: MessageInsert :exec
+-- The messages of one post or of a group of posts (ADR 0099): one
+-- statement whatever their number, element i of each array being the
+-- column of message i (set-returning functions of one select list run
+-- in step; a NULL thread_id: not in a thread).
 INSERT INTO messages (id, space_id, channel_id, thread_id, author_id, text, created_at)
-VALUES (@id, @space_id, @channel_id, @thread_id, @author_id, @text, @created_at);
+SELECT unnest(@ids::uuid[]), unnest(@space_ids::uuid[]), unnest(@channel_ids::uuid[]), unnest(@thread_ids::uuid[]),
+    unnest(@author_ids::uuid[]), unnest(@texts::text[]), unnest(@created_ats::timestamptz[]);
 
 -- name: MessageLockLiveByID :one
 SELECT * FROM messages WHERE id = @id AND deleted_at IS NULL FOR UPDATE;

@@ -21,7 +21,7 @@ SELECT EXISTS (
     SELECT 1 FROM space_members WHERE space_id = @space_id AND principal_id = @principal_id
 ) AS member;
 
--- name: SpaceMemberListByPrincipal :many
+-- name: SpaceMemberListByPrincipals :many
 -- Index space_members_principal_idx: the authorizer loads every membership
--- of one principal at once.
-SELECT space_id, level FROM space_members WHERE principal_id = @principal_id;
+-- of its principals at once.
+SELECT principal_id, space_id, level FROM space_members WHERE principal_id = ANY(@principal_ids::uuid[]);

@@ -173,58 +173,90 @@ func (q *Queries) EventListByKeys(ctx context.Context, arg EventListByKeysParams
 	return items, nil
 }
 
-const eventLogAppend = `-- name: EventLogAppend :one
+const eventLogAppend = `-- name: EventLogAppend :many
 
 INSERT INTO event_log (seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id,
     audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at)
-VALUES (CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('event_log_seq') END,
-    $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12, $13)
-RETURNING seq
+SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('event_log_seq') END,
+    e.id, e.type, e.resource_kind, e.resource_id, e.space_id, e.channel_id, e.thread_id,
+    e.audience_principal_id, e.receive_action, e.actor_id, e.payload, e.truncated, e.occurred_at
+FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::text[]) AS type,
+        unnest($3::text[]) AS resource_kind, unnest($4::uuid[]) AS resource_id,
+        unnest($5::uuid[]) AS space_id, unnest($6::uuid[]) AS channel_id,
+        unnest($7::uuid[]) AS thread_id, unnest($8::uuid[]) AS audience_principal_id,
+        unnest($9::text[]) AS receive_action, unnest($10::uuid[]) AS actor_id,
+        unnest($11::jsonb[]) AS payload, unnest($12::boolean[]) AS truncated,
+        unnest($13::timestamptz[]) AS occurred_at,
+        generate_series(1, cardinality($1::uuid[])) AS ord) AS e
+ORDER BY e.ord
+RETURNING id, seq
 `
 
 type EventLogAppendParams struct {
-	ID                  ids.ID
-	Type                string
-	ResourceKind        string
-	ResourceID          ids.ID
-	SpaceID             ids.ID
-	ChannelID           ids.ID
-	ThreadID            ids.ID
-	AudiencePrincipalID ids.ID
-	ReceiveAction       string
-	ActorID             ids.ID
-	Payload             []byte
-	Truncated           bool
-	OccurredAt          time.Time
+	Ids                  []ids.ID
+	Types                []string
+	ResourceKinds        []string
+	ResourceIds          []ids.ID
+	SpaceIds             []ids.ID
+	ChannelIds           []ids.ID
+	ThreadIds            []ids.ID
+	AudiencePrincipalIds []ids.ID
+	ReceiveActions       []string
+	ActorIds             []ids.ID
+	Payloads             [][]byte
+	Truncateds           []bool
+	OccurredAts          []time.Time
+}
+
+type EventLogAppendRow struct {
+	ID  ids.ID
+	Seq int64
 }
 
 // The event log (migrations 00020, 00021 and 00050): the append, the reads
 // of sync.LogReader and of consumer rounds, and partition maintenance.
-// The seq is taken only once the transaction has its id (ADR 0070,
-// domain.Settle), which pg_current_xact_id() assigns when the unit of
-// work has not written yet. CASE evaluates its condition before its
+// The events of one unit of work's append (ADR 0099): one statement
+// whatever their number, element i of each array being the column of
+// event i (set-returning functions of one select list run in step). The seq is taken only once the transaction has its id (ADR
+// 0070, domain.Settle), which pg_current_xact_id() assigns when the unit
+// of work has not written yet. CASE evaluates its condition before its
 // result, the way PostgreSQL's rules of expression evaluation give to
-// force an order on two volatile calls of one statement (D-SQ-21).
-func (q *Queries) EventLogAppend(ctx context.Context, arg EventLogAppendParams) (int64, error) {
-	row := q.db.QueryRow(ctx, eventLogAppend,
-		arg.ID,
-		arg.Type,
-		arg.ResourceKind,
-		arg.ResourceID,
-		arg.SpaceID,
-		arg.ChannelID,
-		arg.ThreadID,
-		arg.AudiencePrincipalID,
-		arg.ReceiveAction,
-		arg.ActorID,
-		arg.Payload,
-		arg.Truncated,
-		arg.OccurredAt,
+// force an order on two volatile calls of one statement (D-SQ-21). The
+// seqs follow the order of the arrays: PostgreSQL evaluates the volatile
+// expressions of a select list after its ORDER BY sorted the rows (the
+// SELECT reference, "The SELECT list"), so nextval runs in ord order.
+func (q *Queries) EventLogAppend(ctx context.Context, arg EventLogAppendParams) ([]EventLogAppendRow, error) {
+	rows, err := q.db.Query(ctx, eventLogAppend,
+		arg.Ids,
+		arg.Types,
+		arg.ResourceKinds,
+		arg.ResourceIds,
+		arg.SpaceIds,
+		arg.ChannelIds,
+		arg.ThreadIds,
+		arg.AudiencePrincipalIds,
+		arg.ReceiveActions,
+		arg.ActorIds,
+		arg.Payloads,
+		arg.Truncateds,
+		arg.OccurredAts,
 	)
-	var seq int64
-	err := row.Scan(&seq)
-	return seq, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventLogAppendRow{}
+	for rows.Next() {
+		var i EventLogAppendRow
+		if err := rows.Scan(&i.ID, &i.Seq); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const eventLogPartitionMaintain = `-- name: EventLogPartitionMaintain :one

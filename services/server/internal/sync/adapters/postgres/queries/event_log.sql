@@ -1,18 +1,32 @@
 -- The event log (migrations 00020, 00021 and 00050): the append, the reads
 -- of sync.LogReader and of consumer rounds, and partition maintenance.
 
--- name: EventLogAppend :one
--- The seq is taken only once the transaction has its id (ADR 0070,
--- domain.Settle), which pg_current_xact_id() assigns when the unit of
--- work has not written yet. CASE evaluates its condition before its
+-- name: EventLogAppend :many
+-- The events of one unit of work's append (ADR 0099): one statement
+-- whatever their number, element i of each array being the column of
+-- event i (set-returning functions of one select list run in step). The seq is taken only once the transaction has its id (ADR
+-- 0070, domain.Settle), which pg_current_xact_id() assigns when the unit
+-- of work has not written yet. CASE evaluates its condition before its
 -- result, the way PostgreSQL's rules of expression evaluation give to
--- force an order on two volatile calls of one statement (D-SQ-21).
+-- force an order on two volatile calls of one statement (D-SQ-21). The
+-- seqs follow the order of the arrays: PostgreSQL evaluates the volatile
+-- expressions of a select list after its ORDER BY sorted the rows (the
+-- SELECT reference, "The SELECT list"), so nextval runs in ord order.
 INSERT INTO event_log (seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id,
     audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at)
-VALUES (CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('event_log_seq') END,
-    @id, @type, @resource_kind, @resource_id, @space_id, @channel_id, @thread_id,
-    @audience_principal_id, @receive_action, @actor_id, @payload, @truncated, @occurred_at)
-RETURNING seq;
+SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('event_log_seq') END,
+    e.id, e.type, e.resource_kind, e.resource_id, e.space_id, e.channel_id, e.thread_id,
+    e.audience_principal_id, e.receive_action, e.actor_id, e.payload, e.truncated, e.occurred_at
+FROM (SELECT unnest(@ids::uuid[]) AS id, unnest(@types::text[]) AS type,
+        unnest(@resource_kinds::text[]) AS resource_kind, unnest(@resource_ids::uuid[]) AS resource_id,
+        unnest(@space_ids::uuid[]) AS space_id, unnest(@channel_ids::uuid[]) AS channel_id,
+        unnest(@thread_ids::uuid[]) AS thread_id, unnest(@audience_principal_ids::uuid[]) AS audience_principal_id,
+        unnest(@receive_actions::text[]) AS receive_action, unnest(@actor_ids::uuid[]) AS actor_id,
+        unnest(@payloads::jsonb[]) AS payload, unnest(@truncateds::boolean[]) AS truncated,
+        unnest(@occurred_ats::timestamptz[]) AS occurred_at,
+        generate_series(1, cardinality(@ids::uuid[])) AS ord) AS e
+ORDER BY e.ord
+RETURNING id, seq;
 
 -- name: EventGetByKey :one
 -- The key names the partition (occurred_at), so the read touches one;
