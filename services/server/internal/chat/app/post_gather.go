@@ -2,14 +2,13 @@ package app
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"bothy/server/internal/chat/domain"
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/correlation"
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/gather"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
 )
@@ -23,111 +22,34 @@ import (
 // work panicked.
 var errGroupPanicked = errs.New(errs.CodeInternal, "chat: the unit of work of gathered posts panicked")
 
-// gatheredPost is one call of PostMessage in the queue of postQueue.
+// gatheredPost is one call of PostMessage in the queue of gathered posts.
 type gatheredPost struct {
 	ctx context.Context
 	cmd PostMessage
 	// out and err are the post's result; decided says that the unit of
 	// work of the post's group decided it, written that it accepted it
 	// (out is to be written). The goroutine that runs the group sets them
-	// before it signals.
+	// before the post's Do returns.
 	out              Posted
 	err              error
 	decided, written bool
-	// group is the group the post runs when it is told its turn: taken
-	// from the queue, with the post first, by the group that ended.
-	group []*gatheredPost
-	// turn is told true once when the post is to run group, or false once
-	// when the group it was in ran and out and err are set.
-	turn chan bool
-}
-
-// postQueue gathers the posts of one Service. At most groups groups run
-// at a time: a post that finds fewer running runs its own at once; the
-// posts that arrive meanwhile wait, and when a group ends the first of
-// them runs the next group, with up to max of the posts that waited.
-// Posts wait only while groups groups run.
-type postQueue struct {
-	max, groups int
-	mu          sync.Mutex
-	running     int
-	waiting     []*gatheredPost
-}
-
-// take removes the next group from the queue: up to max of the posts
-// that wait, in the order they arrived. The caller holds mu.
-func (q *postQueue) take() []*gatheredPost {
-	n := min(len(q.waiting), q.max)
-	group := q.waiting[:n:n]
-	q.waiting = append([]*gatheredPost(nil), q.waiting[n:]...)
-	return group
-}
-
-// waitingPosts returns how many posts wait for a group to end.
-func (q *postQueue) waitingPosts() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.waiting)
-}
-
-// handOn ends group: the posts that wait, if any, become the next group,
-// which its first post runs, and the group's other posts return their
-// results. The next group is taken here, with the lock held, so that no
-// post is told its turn twice when two groups end at once.
-func (q *postQueue) handOn(group []*gatheredPost) {
-	q.mu.Lock()
-	if len(q.waiting) > 0 {
-		next := q.take()
-		next[0].group = next
-		next[0].turn <- true
-	} else {
-		q.running--
-	}
-	q.mu.Unlock()
-	for _, o := range group[1:] {
-		o.turn <- false
-	}
 }
 
 // postGathered posts cmd as the principal of ctx in a unit of work shared
-// with the posts that wait beside it, and returns what PostMessage does.
-// The calling goroutine runs a group when its post is the first of one,
-// so the groups need no goroutine of their own and a post never waits for
-// more than the groups before its own.
+// with the posts that wait beside it (gather.Queue, postGroup), and
+// returns what PostMessage does.
 func (s *Service) postGathered(ctx context.Context, cmd PostMessage) (Posted, error) {
-	q := s.posts
-	p := &gatheredPost{ctx: ctx, cmd: cmd, turn: make(chan bool, 1)}
-	q.mu.Lock()
-	q.waiting = append(q.waiting, p)
-	if q.running < q.groups {
-		// Nothing waits while fewer groups run: the group is p alone.
-		q.running++
-		p.group = q.take()
-		q.mu.Unlock()
-	} else {
-		q.mu.Unlock()
-		if lead := <-p.turn; !lead {
-			return p.out, p.err
-		}
-	}
-	group := p.group
-
-	defer func() {
-		// Also after a panic of the group (a bug): its other posts get an
-		// error instead of a result never set, and the queue goes on.
-		r := recover()
-		if r != nil {
-			for _, o := range group {
-				o.out, o.err = Posted{}, errGroupPanicked
-			}
-		}
-		q.handOn(group)
-		if r != nil {
-			panic(r)
-		}
-	}()
-	s.postGroup(group)
+	p := &gatheredPost{ctx: ctx, cmd: cmd}
+	s.posts.Do(p)
 	return p.out, p.err
+}
+
+// abandonPosts answers the posts of a group whose unit of work panicked
+// (a bug) with an internal error instead of a result never set.
+func abandonPosts(group []*gatheredPost) {
+	for _, p := range group {
+		p.out, p.err = Posted{}, errGroupPanicked
+	}
 }
 
 // postGroup posts the group in one unit of work and sets each post's
@@ -146,7 +68,13 @@ func (s *Service) postGroup(group []*gatheredPost) {
 		p.out, p.err = s.postAlone(p.ctx, p.cmd)
 		return
 	}
-	ctx, cancel := groupContext(group)
+	ctxs := make([]context.Context, len(group))
+	for i, p := range group {
+		ctxs[i] = p.ctx
+	}
+	// The first post's values, no post's cancel, the latest deadline
+	// (http.request_timeout bounds the group like its posts).
+	ctx, cancel := gather.Context(ctxs)
 	defer cancel()
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
 		return s.postTogether(ctx, group)
@@ -165,26 +93,6 @@ func (s *Service) postGroup(group []*gatheredPost) {
 			p.out, p.err = Posted{}, err
 		}
 	}
-}
-
-// groupContext returns the context of a group's unit of work: the first
-// post's values (its trace and its logger), cancelled by none of the
-// posts, since a client that leaves must not fail the others, and with
-// the latest of their deadlines, so the group is bounded like the posts
-// it serves (http.request_timeout).
-func groupContext(group []*gatheredPost) (context.Context, context.CancelFunc) {
-	ctx := context.WithoutCancel(group[0].ctx)
-	var latest time.Time
-	for _, p := range group {
-		d, ok := p.ctx.Deadline()
-		if !ok {
-			return context.WithCancel(ctx)
-		}
-		if d.After(latest) {
-			latest = d
-		}
-	}
-	return context.WithDeadline(ctx, latest)
 }
 
 // decisionContext returns the context of p's decision in its group: the

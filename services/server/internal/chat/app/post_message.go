@@ -47,7 +47,7 @@ type Posted struct {
 // postGathered); its result is what it would be alone. Inside a unit of
 // work of the caller the post joins it, and the caller commits.
 func (s *Service) PostMessage(ctx context.Context, cmd PostMessage) (Posted, error) {
-	if s.posts.max > 1 && cmd.ThreadID.IsZero() && !cmd.StartThread && !txn.InUnitOfWork(ctx) {
+	if s.opts.PostGatherMax > 1 && cmd.ThreadID.IsZero() && !cmd.StartThread && !txn.InUnitOfWork(ctx) {
 		return s.postGathered(ctx, cmd)
 	}
 	return s.postAlone(ctx, cmd)

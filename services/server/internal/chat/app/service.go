@@ -13,6 +13,7 @@ import (
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/eventlog"
+	"bothy/server/internal/kernel/gather"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
 )
@@ -71,7 +72,7 @@ type Service struct {
 	clock  clock.Clock
 	opts   Options
 	// posts gathers the posts that arrive together (ADR 0098).
-	posts *postQueue
+	posts *gather.Queue[gatheredPost]
 }
 
 // NewService returns the chat service. It returns an error for a missing
@@ -90,8 +91,13 @@ func NewService(d Deps, o Options) (*Service, error) {
 	case o.PostGatherMax < 1 || o.PostGatherGroups < 1:
 		return nil, errors.New("chat: chat.post_gather_max and chat.post_gather_groups must be at least 1")
 	}
-	return &Service{store: d.Store, uow: d.UnitOfWork, az: d.Authorizer, events: d.Events, audit: d.Audit,
-		clock: d.Clock, opts: o, posts: &postQueue{max: o.PostGatherMax, groups: o.PostGatherGroups}}, nil
+	s := &Service{store: d.Store, uow: d.UnitOfWork, az: d.Authorizer, events: d.Events, audit: d.Audit,
+		clock: d.Clock, opts: o}
+	var err error
+	if s.posts, err = gather.New(o.PostGatherMax, o.PostGatherGroups, s.postGroup, abandonPosts); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // now returns the clock's time cut to microseconds, the precision of
