@@ -160,6 +160,9 @@ type Deliveries struct {
 	opts      DeliveryOptions
 	// epoch is instance.sync_epoch once a run read it (D-M2-26-66).
 	epoch atomic.Pointer[ids.ID]
+	// signatures are the v1a signatures of the last two seconds, which
+	// the deliveries of one event share (ADR 0101).
+	signatures signatureMemo
 }
 
 var (

@@ -214,7 +214,7 @@ func (s *TestSends) request(ctx context.Context, sub apps.Subscription, webhookI
 	sig, _, err := signWebhook(ctx, s.keys, s.master, s.opts.SecretRotationOverlap, webhookSigning{
 		SubscriptionID: sub.ID, HMACEnabled: sub.HMACEnabled, HMACGeneration: sub.HMACGeneration,
 		HMACRotatedAt: sub.HMACRotatedAt, WebhookID: webhookID, Timestamp: ts, Body: body,
-	}, now)
+	}, nil, now)
 	if err != nil {
 		return SignedRequest{}, err
 	}

@@ -29,7 +29,7 @@ func (s *Deliveries) sign(ctx context.Context, t *DeliveryTarget, ev eventsync.E
 	sig, kid, err := signWebhook(ctx, s.keys, s.master, s.opts.SecretRotationOverlap, webhookSigning{
 		SubscriptionID: t.SubscriptionID, HMACEnabled: t.HMACEnabled, HMACGeneration: t.HMACGeneration,
 		HMACRotatedAt: t.HMACRotatedAt, WebhookID: ev.ID, Timestamp: ts, Body: body,
-	}, now)
+	}, &s.signatures, now)
 	if err != nil {
 		return nil, err
 	}

@@ -34,12 +34,14 @@ type webhookSigning struct {
 // first, then every retiring key whose not_after lies ahead) and, with
 // HMAC, v1 signatures of the current generation and, within overlap
 // (webhook.secret_rotation_overlap) of the last rotation, the previous
-// one. now decides the overlap. The signatures live in memory only.
+// one. now decides the overlap. memo (nil: none) gives the v1a signature
+// of content that a key signed before (ADR 0101). The signatures live in
+// memory only.
 //
 // Errors: the keys' and the master key's errors; internal when there is no
 // webhook_out signer.
 func signWebhook(ctx context.Context, keys instance.Keys, master HMACMasterKey, overlap time.Duration, s webhookSigning,
-	now time.Time) (signature, kid string, err error) {
+	memo *signatureMemo, now time.Time) (signature, kid string, err error) {
 	signers, err := keys.Signers(ctx, instance.PurposeWebhookOut)
 	if err != nil {
 		return "", "", err
@@ -50,7 +52,7 @@ func signWebhook(ctx context.Context, keys instance.Keys, master HMACMasterKey, 
 	content := webhook.SignedContent(s.WebhookID, s.Timestamp, s.Body)
 	v1a := make([][]byte, 0, len(signers))
 	for _, sg := range signers {
-		v1a = append(v1a, sg.Sign(content))
+		v1a = append(v1a, memo.sign(sg, s.WebhookID, s.Timestamp, content))
 	}
 	var v1 [][]byte
 	if s.HMACEnabled {
