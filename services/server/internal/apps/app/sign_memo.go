@@ -1,7 +1,7 @@
 package app
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"sync"
 
 	"bothy/server/internal/instance"
@@ -15,10 +15,12 @@ import (
 // an Ed25519 signature depends only on the key and the content, so the
 // first delivery's signature serves the others: the worker signs once per
 // event, key and second instead of once per delivery. An entry is used
-// only for content equal byte for byte to what it signed. The seconds of
-// the webhook-timestamp bound what is kept: nothing older than the second
-// before the newest. A nil memo signs every time. It is safe for
-// concurrent use.
+// only for content with the SHA-256 of what it signed; it keeps the
+// digest, not the content, so a worker that delivers each event once
+// (fleet, a backlog's drain) holds about a hundred bytes per delivery of
+// two seconds, not its body. The seconds of the webhook-timestamp bound
+// what is kept: nothing older than the second before the newest. A nil
+// memo signs every time. It is safe for concurrent use.
 type signatureMemo struct {
 	mu sync.Mutex
 	// newest is the latest second signed; current holds its entries,
@@ -34,9 +36,10 @@ type memoKey struct {
 	second int64
 }
 
-// memoEntry is a signature and the content it signs.
+// memoEntry is a signature and the SHA-256 of the content it signs.
 type memoEntry struct {
-	content, sig []byte
+	digest [sha256.Size]byte
+	sig    []byte
 }
 
 // sign returns the signature of content, the signed content of event at
@@ -48,18 +51,19 @@ func (m *signatureMemo) sign(sg instance.Signer, event ids.ID, second int64, con
 		return sg.Sign(content)
 	}
 	k := memoKey{kid: sg.KeyID(), event: event, second: second}
+	digest := sha256.Sum256(content)
 	m.mu.Lock()
 	e, ok := m.current[k]
 	if !ok {
 		e, ok = m.previous[k]
 	}
 	m.mu.Unlock()
-	if ok && bytes.Equal(e.content, content) {
+	if ok && e.digest == digest {
 		return e.sig
 	}
 	sig := sg.Sign(content)
 	m.mu.Lock()
-	m.keep(k, memoEntry{content: content, sig: sig})
+	m.keep(k, memoEntry{digest: digest, sig: sig})
 	m.mu.Unlock()
 	return sig
 }
