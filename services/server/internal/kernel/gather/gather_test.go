@@ -87,7 +87,9 @@ func TestCallsThatArriveWhileAGroupRunsGoTogether(t *testing.T) {
 	h := newHeld(t, 32, 1)
 	alex := h.do("Alex")
 	require.Equal(t, []string{"Alex"}, receive(t, h.started))
-	sam, robin := h.do("Sam"), h.do("Robin")
+	sam := h.do("Sam")
+	h.waitFor(t, 1)
+	robin := h.do("Robin")
 	h.waitFor(t, 2)
 	h.release <- struct{}{}
 	require.Equal(t, []string{"Alex"}, receive(t, alex).group)
