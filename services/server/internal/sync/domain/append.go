@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"errors"
 
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/eventlog"
@@ -49,16 +50,28 @@ func PrepareAppend(ev eventlog.Event, textMaxBytes int) (Prepared, error) {
 	if ev.ResourceID.IsZero() {
 		return Prepared{}, ErrNoResource
 	}
-	raw := []byte(`{}`)
-	if ev.Payload != nil {
-		var err error
-		if raw, err = json.Marshal(ev.Payload); err != nil {
-			return Prepared{}, ErrPayloadInvalid
-		}
-	}
-	payload, truncated, err := NormalizePayload(raw, textMaxBytes)
+	payload, truncated, err := preparePayload(ev.Payload, textMaxBytes)
 	if err != nil {
 		return Prepared{}, err
 	}
 	return Prepared{Info: info, Payload: payload, Truncated: truncated}, nil
+}
+
+// preparePayload normalizes an event's payload: a map as the use cases
+// build it without a round trip through JSON text (normalizeBuilt), any
+// other value marshalled and normalized (NormalizePayload).
+func preparePayload(payload any, textMaxBytes int) (out []byte, truncated bool, err error) {
+	if obj, ok := payload.(map[string]any); ok {
+		out, truncated, err = normalizeBuilt(obj, textMaxBytes)
+		if !errors.Is(err, errOtherKind) {
+			return out, truncated, err
+		}
+	}
+	raw := []byte(`{}`)
+	if payload != nil {
+		if raw, err = json.Marshal(payload); err != nil {
+			return nil, false, ErrPayloadInvalid
+		}
+	}
+	return NormalizePayload(raw, textMaxBytes)
 }

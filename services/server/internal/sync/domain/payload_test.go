@@ -196,3 +196,21 @@ func TestPrepareAppendTruncatesLongText(t *testing.T) {
 	require.True(t, got.Truncated)
 	require.JSONEq(t, `{"author_id":"`+alexID+`","text":"xxxxxxxx"}`, string(got.Payload))
 }
+
+// BenchmarkPrepareAppend prepares the event of one posted message as chat
+// builds it (a map of maps with typed identifiers and a text of 1000
+// bytes, the shape of `make bench-e2e`), at the default text limit.
+func BenchmarkPrepareAppend(b *testing.B) {
+	ev := eventlog.Event{Type: eventlog.MessageCreated, ResourceID: ids.New(), Payload: map[string]any{
+		"message": map[string]any{
+			"id": ids.New(), "space_id": ids.New(), "channel_id": ids.New(), "author_id": ids.MustParse(alexID),
+			"created_at": "2026-12-06T14:00:00.000000Z", "text": strings.Repeat("Alex asks Sam about example.com. ", 31)[:1000],
+		},
+	}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := domain.PrepareAppend(ev, 4096); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
