@@ -49,9 +49,9 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 		"right after the lock it holds before it begins, so it reads the heads committed while it waited (D-M2-26-83)")
 	require.Equal(t, 1, c.count("WebhookDeliveryClaimHeads"), "one claim for the batch, none after its record")
 	require.Equal(t, 1, c.count("EventListByKeys"), "one read for the batch's events")
-	require.Equal(t, 16, c.total(), "the run's statements: the first unit of work BEGIN, two SET LOCAL (lock_timeout, "+
-		"plan_cache_mode, D-SQ-19), lock with the heads, events, grants, claim, lease wake-up, sync_epoch, COMMIT; the "+
-		"second BEGIN, two SET LOCAL, lock, record, COMMIT (the wake-up stays for later runs, ADR 0087)")
+	require.Equal(t, 18, c.total(), "the run's statements: the first unit of work BEGIN, three SET LOCAL (lock_timeout, "+
+		"plan_cache_mode, enable_seqscan; D-SQ-19, D-SQ-25), lock with the heads, events, grants, claim, lease wake-up, "+
+		"sync_epoch, COMMIT; the second BEGIN, three SET LOCAL, lock, record, COMMIT (the wake-up stays for later runs, ADR 0087)")
 	require.Equal(t, 7, c.roundTrips(), "the first unit of work BEGIN with the lock, the events with the grants, "+
 		"the claim with the lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the lock and the record, COMMIT")
 

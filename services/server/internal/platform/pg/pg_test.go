@@ -261,10 +261,11 @@ func quietTracedPool(t *testing.T) (*pgxpool.Pool, *statementLog) {
 	return pool, log
 }
 
-// TestUnitOfWorkWithGenericPlans (D-SQ-19): a unit of work made with
-// GenericPlans also sets plan_cache_mode to force_generic_plan in its
-// begin pipeline, no round trip of its own; the setting ends with the
-// transaction and the unit of work it was made from keeps the default.
+// TestUnitOfWorkWithGenericPlans (D-SQ-19, D-SQ-25): a unit of work made
+// with GenericPlans also sets plan_cache_mode to force_generic_plan and
+// enable_seqscan off in its begin pipeline, no round trip of its own; the
+// settings end with the transaction and the unit of work it was made from
+// keeps the defaults.
 func TestUnitOfWorkWithGenericPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -273,19 +274,21 @@ func TestUnitOfWorkWithGenericPlans(t *testing.T) {
 	plain := pg.NewUnitOfWork(pool, 0, 1500*time.Millisecond)
 	generic := plain.GenericPlans()
 	show := func(uow *pg.UnitOfWork) string {
-		var mode string
+		var mode, seqscan string
 		require.NoError(t, uow.Do(ctx, func(ctx context.Context) error {
-			return pg.Conn(ctx, pool).QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode)
+			return pg.Conn(ctx, pool).QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('enable_seqscan')`).
+				Scan(&mode, &seqscan)
 		}))
-		return mode
+		return mode + " " + seqscan
 	}
-	require.Equal(t, "force_generic_plan", show(generic))
+	require.Equal(t, "force_generic_plan off", show(generic))
 	require.Equal(t, []string{"begin; SET LOCAL lock_timeout = 1500; SET LOCAL plan_cache_mode = force_generic_plan; " +
-		"SHOW plan_cache_mode", "commit"}, log.take(), "the setting travels with BEGIN")
-	require.Equal(t, "auto", show(plain), "the unit of work it was made from keeps the default")
+		"SET LOCAL enable_seqscan = off; SELECT current_setting('plan_cache_mode'), current_setting('enable_seqscan')", "commit"},
+		log.take(), "the settings travel with BEGIN")
+	require.Equal(t, "auto on", show(plain), "the unit of work it was made from keeps the defaults")
 	var after string
-	require.NoError(t, pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&after))
-	require.Equal(t, "auto", after, "SET LOCAL ends with the transaction")
+	require.NoError(t, pool.QueryRow(ctx, `SELECT current_setting('plan_cache_mode') || ' ' || current_setting('enable_seqscan')`).Scan(&after))
+	require.Equal(t, "auto on", after, "SET LOCAL ends with the transaction")
 }
 
 // TestUnitOfWorkSendsBeginWithItsFirstStatement (ADR 0084): BEGIN and

@@ -99,14 +99,18 @@ func NewUnitOfWork(pool *pgxpool.Pool, retryMax int, lockTimeout time.Duration) 
 
 // GenericPlans returns a unit of work like u whose transactions also run
 // their prepared statements under generic plans (SET LOCAL
-// plan_cache_mode = force_generic_plan, in the begin pipeline, so no
-// round trip of its own; D-SQ-19). It is for a path whose statements find
-// their rows by keys whatever the plan, where PostgreSQL's choice between
-// a custom and the generic plan turns, as a table grows, to planning a
-// statement anew at every call. u is unchanged.
+// plan_cache_mode = force_generic_plan, D-SQ-19) planned without
+// sequential scans where an index serves (SET LOCAL enable_seqscan = off,
+// D-SQ-25), both in the begin pipeline, so no round trip of their own. It
+// is for a path whose statements find their rows by keys whatever the
+// plan, where PostgreSQL's choice between a custom and the generic plan
+// turns, as a table grows, to planning a statement anew at every call, and
+// where a generic plan made while a table was still small (a new
+// installation, a fresh database) would otherwise read the whole table for
+// as long as the connection keeps the plan. u is unchanged.
 func (u *UnitOfWork) GenericPlans() *UnitOfWork {
 	g := *u
-	g.begin = append(slices.Clip(u.begin), "SET LOCAL plan_cache_mode = force_generic_plan")
+	g.begin = append(slices.Clip(u.begin), "SET LOCAL plan_cache_mode = force_generic_plan", "SET LOCAL enable_seqscan = off")
 	return &g
 }
 

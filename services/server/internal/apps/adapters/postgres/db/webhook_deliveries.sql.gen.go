@@ -150,18 +150,21 @@ WITH head AS (
     ) chk
     WHERE chk.ok
 ), claimed AS (
-    -- The rows are found through the primary key by the parameter
-    -- @head_ids, whatever the statistics, as the record's update
-    -- (D-SQ-17): no test of subscription_id invites its unique index
-    -- (subscription_id, event_seq) into a BitmapAnd that reads every row of
-    -- the subscription; fresh proved the ids the subscription's. Each row
-    -- meets its claim by a join, never by a search of the arrays, which
-    -- grows with the square of the heads of a claim of many subscriptions.
+    -- Each head finds its row through the primary key, the only way to it
+    -- (d.id = h.id, no d.id = ANY(@head_ids) beside it), so the heads drive
+    -- the join and each row is probed once (D-SQ-25): with the key beside
+    -- it, the planner took the table's side as the outer one, estimated at
+    -- one row after the status test, and read the heads once per row
+    -- (14,400 rows for a claim of 120). No test of subscription_id invites
+    -- its unique index (subscription_id, event_seq) into a BitmapAnd that
+    -- reads every row of the subscription (D-SQ-17); fresh proved the ids
+    -- the subscription's. Never a search of the arrays, which grows with
+    -- the square of the heads of a claim of many subscriptions.
     UPDATE webhook_deliveries d
     SET attempt = d.attempt + 1, updated_at = f.now
     FROM head h
     JOIN fresh f ON f.ord = h.ord
-    WHERE d.id = ANY($1::uuid[]) AND d.id = h.id AND coalesce(d.status, '') = 'pending'
+    WHERE d.id = h.id AND coalesce(d.status, '') = 'pending'
     RETURNING f.ord, d.id, d.event_seq, d.event_id, d.event_occurred_at, d.attempt, d.created_at
 ), leased AS (
     UPDATE webhook_subscriptions s
@@ -1107,12 +1110,15 @@ WITH locked AS (
     SELECT unnest($19::uuid[]) AS id, unnest($20::int[]) AS ord,
            unnest($21::int[]) AS attempt
 ), delivery AS (
-    -- The rows are found through the primary key (= ANY) by the parameter
-    -- arrays, each meeting its element by a join (sent), never by a search
-    -- of the arrays, which grows with the square of the deliveries of a
-    -- record of many subscriptions: the status is tested as
-    -- coalesce(status, '') so that the partial index of the pending rows
-    -- (webhook_deliveries_head_idx) cannot serve the test, which with
+    -- Each element of the arrays (sent) finds its row through the primary
+    -- key, the only way to it (d.id = o.id, no d.id = ANY beside it), so
+    -- the elements drive the join and each row is probed once (D-SQ-25):
+    -- with the key beside it the planner took the table as the outer side
+    -- and read sent once per row (15,625 rows for a record of 125). Never
+    -- a search of the arrays, which grows with the square of the
+    -- deliveries of a record of many subscriptions. The status is tested
+    -- as coalesce(status, '') so that the partial index of the pending
+    -- rows (webhook_deliveries_head_idx) cannot serve the test, which with
     -- stale statistics the planner combined with the key (BitmapAnd) and
     -- read every pending row of the table (D-SQ-17).
     UPDATE webhook_deliveries d
@@ -1125,7 +1131,7 @@ WITH locked AS (
         updated_at = ($22::timestamptz[])[o.ord],
         finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE ($22::timestamptz[])[o.ord] END
     FROM sent o
-    WHERE d.id = ANY($1::uuid[]) AND d.id = o.id AND coalesce(d.status, '') = 'pending'
+    WHERE d.id = o.id AND coalesce(d.status, '') = 'pending'
       AND d.attempt = o.attempt
       AND o.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING o.ord
@@ -1133,7 +1139,7 @@ WITH locked AS (
     UPDATE webhook_deliveries d
     SET attempt = d.attempt - 1, updated_at = ($22::timestamptz[])[u.ord]
     FROM unsent u
-    WHERE d.id = ANY($19::uuid[]) AND d.id = u.id AND coalesce(d.status, '') = 'pending'
+    WHERE d.id = u.id AND coalesce(d.status, '') = 'pending'
       AND d.attempt = u.attempt
       AND u.ord IN (SELECT t.ord FROM target t WHERE t.as_expected)
     RETURNING d.id
@@ -1300,8 +1306,9 @@ type WebhookSubscriptionRecordAttemptsManyRow struct {
 // before this statement, so a head given back is named with the time it
 // is due; the statement begins once WebhookSubscriptionLockForRecord
 // holds the locks, so they include every row committed before
-// (D-M2-26-83). Every write finds its rows through the primary keys of the
-// parameter arrays, never a join with a CTE (D-SQ-17, D-M2-26-77).
+// (D-M2-26-83). Every write finds its rows through their primary keys,
+// each element of the parameter arrays probing its row once (D-SQ-17,
+// D-SQ-25, D-M2-26-77).
 func (q *Queries) WebhookSubscriptionRecordAttemptsMany(ctx context.Context, arg WebhookSubscriptionRecordAttemptsManyParams) ([]WebhookSubscriptionRecordAttemptsManyRow, error) {
 	rows, err := q.db.Query(ctx, webhookSubscriptionRecordAttemptsMany,
 		arg.DeliveryIds,
