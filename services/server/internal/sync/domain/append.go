@@ -58,11 +58,12 @@ func PrepareAppend(ev eventlog.Event, textMaxBytes int) (Prepared, error) {
 }
 
 // preparePayload normalizes an event's payload: a map as the use cases
-// build it without a round trip through JSON text (normalizeBuilt), any
-// other value marshalled and normalized (NormalizePayload).
+// build it on its Go values (normalize, D-SY-24), any other value, or a map
+// holding a kind normalize does not take, marshalled and normalized
+// (NormalizePayload).
 func preparePayload(payload any, textMaxBytes int) (out []byte, truncated bool, err error) {
 	if obj, ok := payload.(map[string]any); ok {
-		out, truncated, err = normalizeBuilt(obj, textMaxBytes)
+		out, truncated, err = normalize(obj, textMaxBytes)
 		if !errors.Is(err, errOtherKind) {
 			return out, truncated, err
 		}

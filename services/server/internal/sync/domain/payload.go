@@ -62,54 +62,50 @@ func NormalizePayload(raw []byte, textMaxBytes int) (out []byte, truncated bool,
 	if !ok {
 		return nil, false, ErrPayloadNotObject
 	}
-	n := normalizer{max: textMaxBytes}
-	if err := n.object(obj); err != nil {
-		return nil, false, err
-	}
-	out, err = encodeNormal(obj)
-	return out, n.truncated, err
+	// Decoded JSON holds only kinds normalize takes, so it never answers
+	// errOtherKind here.
+	return normalize(obj, textMaxBytes)
 }
 
-// encodeNormal encodes a normalized object: compact, its members sorted by
-// name (encoding/json sorts the keys of a map), HTML characters as they
-// are.
-func encodeNormal(obj map[string]any) ([]byte, error) {
+// normalize applies payload rules 2 to 4 to obj and encodes the result. It
+// serves both a decoded payload (NormalizePayload) and a payload as the use
+// cases build it, a map[string]any of maps, []any, strings, identifiers
+// (ids.ID), booleans and integers, which PrepareAppend normalizes on its Go
+// values without marshalling, decoding and encoding it (three quarters of
+// an event's preparation, BenchmarkPrepareAppend; D-SY-24): both give the
+// same bytes, truncation and errors
+// (TestNormalizeBuiltGivesWhatTheRoundTripGives). It never changes obj: a
+// member it cuts is set in a copy. It returns errOtherKind for a value of
+// any other kind, a nil map or slice, or an invalid UTF-8 string or member
+// name (which encoding/json would change before NormalizePayload saw it);
+// the caller then marshals the payload and takes NormalizePayload.
+func normalize(obj map[string]any, textMaxBytes int) (out []byte, truncated bool, err error) {
+	n := normalizer{max: textMaxBytes}
+	obj, _, err = n.object(obj)
+	if err != nil {
+		return nil, false, err
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(obj); err != nil {
-		return nil, ErrPayloadInvalid
+		return nil, false, ErrPayloadInvalid
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	// Compact, members sorted by name (encoding/json sorts a map's keys).
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), n.truncated, nil
 }
 
-// normalizeBuilt is NormalizePayload for a payload as the use cases build
-// it, a map[string]any of maps, []any, strings, identifiers, booleans and
-// integers, without the round trip through JSON text that NormalizePayload
-// takes (marshal, decode, encode: three quarters of an event's preparation,
-// BenchmarkPrepareAppend). It applies the same rules to the Go values and
-// gives the same bytes, truncation and errors as NormalizePayload of the
-// marshalled payload (TestNormalizeBuiltGivesWhatTheRoundTripGives). It
-// never changes payload: a member it cuts is set in a copy. It returns
-// errOtherKind for a value of any other kind, a nil map or slice, an
-// invalid UTF-8 string or member name (which encoding/json would change
-// before NormalizePayload saw it); the caller then takes the round trip.
-func normalizeBuilt(payload map[string]any, textMaxBytes int) (out []byte, truncated bool, err error) {
-	n := normalizer{max: textMaxBytes}
-	obj, _, err := n.builtObject(payload)
-	if err != nil {
-		return nil, false, err
-	}
-	out, err = encodeNormal(obj)
-	return out, n.truncated, err
-}
-
-// errOtherKind: normalizeBuilt met a value it does not take.
+// errOtherKind: normalize met a value of a kind it does not take.
 var errOtherKind = errors.New("sync: payload value of another kind")
 
-// builtObject is object for a built payload; changed reports that out is a
-// copy of obj with members cut.
-func (n *normalizer) builtObject(obj map[string]any) (out map[string]any, changed bool, err error) {
+type normalizer struct {
+	max       int
+	truncated bool
+}
+
+// object applies the rules to the members of obj; changed reports that out
+// is a copy of obj with members cut.
+func (n *normalizer) object(obj map[string]any) (out map[string]any, changed bool, err error) {
 	if obj == nil {
 		return nil, false, errOtherKind
 	}
@@ -122,15 +118,15 @@ func (n *normalizer) builtObject(obj map[string]any) (out map[string]any, change
 		case v == nil:
 			return nil, false, ErrPayloadNull
 		case k == "id" || strings.HasSuffix(k, "_id"):
-			if err := builtID(v); err != nil {
+			if err := idValue(v); err != nil {
 				return nil, false, err
 			}
 		case strings.HasSuffix(k, "_ids"):
-			if err := builtIDs(v); err != nil {
+			if err := idList(v); err != nil {
 				return nil, false, err
 			}
 		default:
-			cut, cutChanged, err := n.builtValue(v)
+			cut, cutChanged, err := n.value(v)
 			if err != nil {
 				return nil, false, err
 			}
@@ -145,8 +141,9 @@ func (n *normalizer) builtObject(obj map[string]any) (out map[string]any, change
 	return out, changed, nil
 }
 
-// builtValue is value for a built payload.
-func (n *normalizer) builtValue(v any) (out any, changed bool, err error) {
+// value applies the rules to v, a member or an array element; changed
+// reports that out is v cut (or a copy of it with something cut).
+func (n *normalizer) value(v any) (out any, changed bool, err error) {
 	switch x := v.(type) {
 	case nil:
 		return nil, false, ErrPayloadNull
@@ -161,17 +158,17 @@ func (n *normalizer) builtValue(v any) (out any, changed bool, err error) {
 		s := x.String()
 		cut := n.text(s)
 		return cut, len(cut) != len(s), nil
-	case bool, int, int64:
+	case bool, int, int64, json.Number:
 		return v, false, nil
 	case map[string]any:
-		return n.builtObject(x)
+		return n.object(x)
 	case []any:
 		if x == nil {
 			return nil, false, errOtherKind
 		}
 		out := x
 		for i, e := range x {
-			cut, cutChanged, err := n.builtValue(e)
+			cut, cutChanged, err := n.value(e)
 			if err != nil {
 				return nil, false, err
 			}
@@ -188,8 +185,23 @@ func (n *normalizer) builtValue(v any) (out any, changed bool, err error) {
 	}
 }
 
-// builtID checks the value of a member named id or *_id.
-func builtID(v any) error {
+// text cuts s to at most n.max bytes without splitting a character.
+func (n *normalizer) text(s string) string {
+	if len(s) <= n.max {
+		return s
+	}
+	n.truncated = true
+	cut := n.max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// idValue checks the value of a member named id or *_id: a kind that is
+// never JSON text is ErrPayloadID; a kind normalize does not take (one that
+// may marshal to text) is errOtherKind.
+func idValue(v any) error {
 	switch x := v.(type) {
 	case nil:
 		return ErrPayloadNull
@@ -203,13 +215,15 @@ func builtID(v any) error {
 			return ErrPayloadID
 		}
 		return nil
+	case bool, int, int64, json.Number, map[string]any, []any:
+		return ErrPayloadID
 	default:
 		return errOtherKind
 	}
 }
 
-// builtIDs checks the value of a member named *_ids.
-func builtIDs(v any) error {
+// idList checks the value of a member named *_ids, as idValue does.
+func idList(v any) error {
 	switch x := v.(type) {
 	case []ids.ID:
 		if x == nil {
@@ -226,87 +240,16 @@ func builtIDs(v any) error {
 			return errOtherKind
 		}
 		for _, e := range x {
-			if err := builtID(e); err != nil {
+			if err := idValue(e); err != nil {
 				return err
 			}
 		}
 		return nil
+	case string, bool, int, int64, json.Number, map[string]any:
+		return ErrPayloadID
 	default:
 		return errOtherKind
 	}
-}
-
-type normalizer struct {
-	max       int
-	truncated bool
-}
-
-func (n *normalizer) object(obj map[string]any) error {
-	for k, v := range obj {
-		switch {
-		case v == nil:
-			return ErrPayloadNull
-		case k == "id" || strings.HasSuffix(k, "_id"):
-			if !canonicalID(v) {
-				return ErrPayloadID
-			}
-		case strings.HasSuffix(k, "_ids"):
-			list, ok := v.([]any)
-			if !ok {
-				return ErrPayloadID
-			}
-			for _, e := range list {
-				if e == nil {
-					return ErrPayloadNull
-				}
-				if !canonicalID(e) {
-					return ErrPayloadID
-				}
-			}
-		default:
-			cut, err := n.value(v)
-			if err != nil {
-				return err
-			}
-			obj[k] = cut
-		}
-	}
-	return nil
-}
-
-func (n *normalizer) value(v any) (any, error) {
-	switch x := v.(type) {
-	case nil:
-		return nil, ErrPayloadNull
-	case string:
-		return n.text(x), nil
-	case map[string]any:
-		return x, n.object(x)
-	case []any:
-		for i, e := range x {
-			cut, err := n.value(e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = cut
-		}
-		return x, nil
-	default:
-		return v, nil
-	}
-}
-
-// text cuts s to at most n.max bytes without splitting a character.
-func (n *normalizer) text(s string) string {
-	if len(s) <= n.max {
-		return s
-	}
-	n.truncated = true
-	cut := n.max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
 }
 
 func canonicalID(v any) bool {
