@@ -318,6 +318,8 @@ func IdentityOptions(cfg *Config) (idapp.Options, error) {
 	}
 	return idapp.Options{
 		SessionTTL:        cfg.Identity.SessionTTL,
+		TokenCacheTTL:     cfg.Identity.TokenCacheTTL,
+		TokenCacheEntries: cfg.Identity.TokenCacheEntries,
 		PasswordMinLength: cfg.Identity.PasswordMinLength,
 		PasswordParams:    params,
 	}, nil

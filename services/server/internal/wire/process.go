@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"bothy/server/internal/apps/adapters/deliveryjobs"
+	idpg "bothy/server/internal/identity/adapters/postgres"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/httpserver"
@@ -374,6 +375,7 @@ func (p *Process) start(ctx context.Context, servers *[]*http.Server, failed cha
 	if !p.role.serves() {
 		return nil
 	}
+	p.watchCredentials(ctx)
 	api := &http.Server{
 		Addr:              p.cfg.HTTP.ListenAddress,
 		Handler:           p.api,
@@ -384,6 +386,27 @@ func (p *Process) start(ctx context.Context, servers *[]*http.Server, failed cha
 	}
 	*servers = append(*servers, api)
 	return nil
+}
+
+// watchCredentials lets the identity module's cache of token owners serve
+// while this process hears of every change of credentials (ADR 0102); the
+// watch ends with ctx and close waits for it. Without a cache
+// (identity.token_cache_ttl or identity.token_cache_entries 0) nothing
+// listens.
+func (p *Process) watchCredentials(ctx context.Context) {
+	if p.cfg.Identity.TokenCacheTTL <= 0 || p.cfg.Identity.TokenCacheEntries <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		idpg.WatchCredentials(ctx, p.pool, p.modules.Identity, p.cfg.Identity.TokenCacheRetry, p.log)
+	}()
+	p.closers = append(p.closers, func() {
+		cancel()
+		<-done
+	})
 }
 
 func (p *Process) operatorHandler() http.Handler {

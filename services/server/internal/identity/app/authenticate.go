@@ -19,7 +19,9 @@ import (
 //     installation, read through the AppFactsSource on every request, so a
 //     suspended installation or a removed scope applies at once.
 //
-// Only the SHA-256 of the token is looked up. Malformed, unknown, expired
+// The owner of a session or personal token comes from the cache of token
+// owners when it may (tokenCache, ADR 0102), else from the store. Only the
+// SHA-256 of the token is looked up. Malformed, unknown, expired
 // and revoked tokens, and app tokens of an app without installation, all
 // give the same unauthorized error. Other errors (database) are internal.
 func (s *Service) Authenticate(ctx context.Context, token string) (actor.Principal, error) {
@@ -27,7 +29,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (actor.Princip
 	if !ok {
 		return actor.Principal{}, errUnauthorized()
 	}
-	owner, ok, err := s.store.LookupToken(ctx, kind, hash, s.clock.Now())
+	owner, ok, err := s.lookupToken(ctx, kind, hash)
 	if err != nil {
 		return actor.Principal{}, err
 	}
@@ -53,4 +55,24 @@ func (s *Service) Authenticate(ctx context.Context, token string) (actor.Princip
 			InstallationID: facts.InstallationID, InstallationActive: facts.Active,
 			GrantedScopes: slices.Clone(facts.GrantedScopes)}, nil
 	}
+}
+
+// lookupToken finds the owner of a token of kind with hash: a session or
+// personal token from the cache while it may serve it, else from the
+// store, whose answer the cache keeps unless a change of credentials
+// arrived while the store was asked.
+func (s *Service) lookupToken(ctx context.Context, kind domain.TokenKind, hash domain.TokenHash) (TokenOwner, bool, error) {
+	if kind == domain.TokenApp || !s.tokens.on() {
+		return s.store.LookupToken(ctx, kind, hash, s.clock.Now())
+	}
+	if owner, ok := s.tokens.get(kind, hash, s.clock.Now()); ok {
+		return owner, true, nil
+	}
+	generation := s.tokens.begin()
+	now := s.clock.Now()
+	owner, ok, err := s.store.LookupToken(ctx, kind, hash, now)
+	if err == nil && ok {
+		s.tokens.put(generation, kind, hash, owner, now)
+	}
+	return owner, ok, err
 }

@@ -52,10 +52,23 @@ type testBundle struct {
 	env   *identitytest.Env
 }
 
+// setup is newBundle with the watch of credential changes reporting to
+// the Service: every test of the use cases runs with the cache of token
+// owners and its watch (ADR 0102), as an api process does.
 func setup(t testing.TB) *testBundle {
 	t.Helper()
+	b := newBundle(t)
+	b.env.WatchCredentials(t, nil)
+	return b
+}
+
+// newBundle is the identity module over a fresh database with the cache of
+// token owners on, without its watch (so the cache serves nothing yet).
+func newBundle(t testing.TB) *testBundle {
+	t.Helper()
 	b := &testBundle{db: pgtest.New(t), clock: clock.NewFake(t0), facts: &appFacts{facts: map[ids.ID]identity.AppFacts{}}}
-	b.env = identitytest.New(t, b.db, b.clock, authztest.NewAuthorizer(t, b.db, b.clock, nil), b.facts, identitytest.Options())
+	b.env = identitytest.New(t, b.db, b.clock, authztest.NewAuthorizer(t, b.db, b.clock, nil), b.facts,
+		identitytest.WithTokenCache(identitytest.Options()))
 	return b
 }
 

@@ -134,6 +134,7 @@ func (s *Service) RevokePersonalToken(ctx context.Context, id ids.ID) error {
 		if !ok {
 			return errs.NotFound()
 		}
+		s.forgetTokensAfterCommit(ctx, pt.PersonID)
 		return s.audit.Record(ctx, tokenEntry(p, pt, "revoked"))
 	})
 }

@@ -67,6 +67,9 @@ type TokenOwner struct {
 	Role actor.Role
 	// SteppedUpAt is the session's last step-up; zero for tokens.
 	SteppedUpAt time.Time
+	// ExpiresAt is when the session or personal token expires; zero for
+	// a personal token without expiry and for app tokens.
+	ExpiresAt time.Time
 }
 
 // PeopleStore persists people.

@@ -33,6 +33,13 @@ type Options struct {
 	SessionTTL time.Duration
 	// PasswordMinLength is identity.password_min_length. Must be positive.
 	PasswordMinLength int
+	// TokenCacheTTL is identity.token_cache_ttl: how long the owner of a
+	// session or personal token may be served from memory (ADR 0102);
+	// zero turns the cache off. Not negative.
+	TokenCacheTTL time.Duration
+	// TokenCacheEntries is identity.token_cache_entries: the most owners
+	// kept; zero turns the cache off. Not negative.
+	TokenCacheEntries int
 	// PasswordParams are identity.password_hash_memory,
 	// identity.password_hash_iterations and
 	// identity.password_hash_parallelism (domain.NewParams).
@@ -42,6 +49,9 @@ type Options struct {
 func (o Options) validate() error {
 	if o.SessionTTL <= 0 || o.PasswordMinLength <= 0 {
 		return errors.New("identity: Options.SessionTTL (identity.session_ttl) and PasswordMinLength (identity.password_min_length) must be positive")
+	}
+	if o.TokenCacheTTL < 0 || o.TokenCacheEntries < 0 {
+		return errors.New("identity: Options.TokenCacheTTL (identity.token_cache_ttl) and TokenCacheEntries (identity.token_cache_entries) must not be negative")
 	}
 	if err := o.PasswordParams.Validate(); err != nil {
 		return errors.New("identity: Options.PasswordParams (identity.password_hash_*) are out of bounds")
@@ -84,6 +94,8 @@ type Service struct {
 	core
 	az       authorize.Authorizer
 	appFacts identity.AppFactsSource
+	// tokens caches the owners of person tokens (ADR 0102).
+	tokens *tokenCache
 	// dummyHash is verified when a sign-in names an unknown email, so that
 	// the answer takes as long as for a wrong password.
 	dummyHash string
@@ -92,6 +104,7 @@ type Service struct {
 var (
 	_ identity.Authenticator = (*Service)(nil)
 	_ identity.Principals    = (*Service)(nil)
+	_ CredentialEvents       = (*Service)(nil)
 )
 
 // New returns the Service. It hashes one random password with the
@@ -114,7 +127,8 @@ func New(d Deps, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{core: c, az: d.Authorizer, appFacts: d.AppFacts, dummyHash: dummy}, nil
+	return &Service{core: c, az: d.Authorizer, appFacts: d.AppFacts, dummyHash: dummy,
+		tokens: newTokenCache(o.TokenCacheTTL, o.TokenCacheEntries)}, nil
 }
 
 func newCore(uow txn.UnitOfWork, store Store, audit auditing.Recorder, clk clock.Clock, random io.Reader, o Options) (core, error) {

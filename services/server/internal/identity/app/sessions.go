@@ -112,6 +112,7 @@ func (s *Service) SignOut(ctx context.Context) error {
 		if !ok {
 			return errs.NotFound()
 		}
+		s.forgetTokensAfterCommit(ctx, p.ID)
 		return nil
 	})
 }
@@ -169,6 +170,7 @@ func (s *Service) StepUp(ctx context.Context, in StepUp) (Session, error) {
 		if !ok {
 			return errs.NotFound()
 		}
+		s.forgetTokensAfterCommit(ctx, sess.PersonID)
 		sess.SteppedUpAt = now
 		return nil
 	})

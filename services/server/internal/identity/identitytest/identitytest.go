@@ -10,8 +10,12 @@ package identitytest
 import (
 	"context"
 	"crypto/rand"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/adapters/postgres"
@@ -39,6 +43,15 @@ func Options() app.Options {
 	return app.Options{SessionTTL: 24 * time.Hour, PasswordMinLength: 12, PasswordParams: PasswordParams}
 }
 
+// WithTokenCache returns o with the cache of token owners on (ADR 0102):
+// entries live a minute, at most 100. The cache serves only while a watch
+// runs (Env.WatchCredentials).
+func WithTokenCache(o app.Options) app.Options {
+	o.TokenCacheTTL = time.Minute
+	o.TokenCacheEntries = 100
+	return o
+}
+
 // Env is the identity module over one test database.
 type Env struct {
 	// Service runs the use cases; it is the Authenticator and Principals.
@@ -49,6 +62,7 @@ type Env struct {
 	Store *postgres.Store
 
 	clock clock.Clock
+	pool  *pgxpool.Pool
 }
 
 // New returns an Env over db with clk, deciding with az and reading app
@@ -66,7 +80,45 @@ func New(t testing.TB, db *pgtest.DB, clk clock.Clock, az authorize.Authorizer, 
 	if err != nil {
 		t.Fatalf("identitytest: %v", err)
 	}
-	return &Env{Service: svc, Bootstrap: boot, Store: store, clock: clk}
+	return &Env{Service: svc, Bootstrap: boot, Store: store, clock: clk, pool: db.App}
+}
+
+// WatchCredentials runs postgres.WatchCredentials for the rest of the test
+// and returns once it listens. It reports to events, or to the Service
+// when events is nil (a test that wraps the Service passes its wrapper).
+func (e *Env) WatchCredentials(t testing.TB, events app.CredentialEvents) {
+	t.Helper()
+	if events == nil {
+		events = e.Service
+	}
+	w := &firstWatch{CredentialEvents: events, listening: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		postgres.WatchCredentials(ctx, e.pool, w, 20*time.Millisecond, slog.New(slog.DiscardHandler))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-w.listening:
+	case <-time.After(30 * time.Second):
+		t.Fatal("identitytest: WatchCredentials did not listen within 30 s")
+	}
+}
+
+// firstWatch closes listening at the first Watching.
+type firstWatch struct {
+	app.CredentialEvents
+	once      sync.Once
+	listening chan struct{}
+}
+
+func (w *firstWatch) Watching() {
+	w.CredentialEvents.Watching()
+	w.once.Do(func() { close(w.listening) })
 }
 
 // AddPerson stores a person with Password and role directly, without

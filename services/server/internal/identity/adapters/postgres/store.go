@@ -232,10 +232,10 @@ func (s *Store) LookupToken(ctx context.Context, kind domain.TokenKind, hash dom
 	switch kind {
 	case domain.TokenSession:
 		r, err := q.SessionOwnerByTokenHash(ctx, db.SessionOwnerByTokenHashParams{TokenHash: hash[:], Now: now})
-		return tokenOwner(app.TokenOwner{ID: r.ID, PrincipalID: r.PersonID, Role: actor.Role(r.Role), SteppedUpAt: timeOf(r.SteppedUpAt)}, err)
+		return tokenOwner(app.TokenOwner{ID: r.ID, PrincipalID: r.PersonID, Role: actor.Role(r.Role), SteppedUpAt: timeOf(r.SteppedUpAt), ExpiresAt: r.ExpiresAt.UTC()}, err)
 	case domain.TokenPersonal:
 		r, err := q.PersonalTokenOwnerByTokenHash(ctx, db.PersonalTokenOwnerByTokenHashParams{TokenHash: hash[:], Now: now})
-		return tokenOwner(app.TokenOwner{ID: r.ID, PrincipalID: r.PersonID, Role: actor.Role(r.Role)}, err)
+		return tokenOwner(app.TokenOwner{ID: r.ID, PrincipalID: r.PersonID, Role: actor.Role(r.Role), ExpiresAt: timeOf(r.ExpiresAt)}, err)
 	case domain.TokenApp:
 		r, err := q.AppTokenOwnerByTokenHash(ctx, hash[:])
 		return tokenOwner(app.TokenOwner{ID: r.ID, PrincipalID: r.PrincipalID}, err)

@@ -119,7 +119,7 @@ func (q *Queries) PersonalTokenListActiveByPerson(ctx context.Context, arg Perso
 }
 
 const personalTokenOwnerByTokenHash = `-- name: PersonalTokenOwnerByTokenHash :one
-SELECT t.id, t.person_id, p.role
+SELECT t.id, t.person_id, p.role, t.expires_at
 FROM personal_tokens t JOIN people p ON p.principal_id = t.person_id
 WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > $2::timestamptz)
 `
@@ -130,16 +130,22 @@ type PersonalTokenOwnerByTokenHashParams struct {
 }
 
 type PersonalTokenOwnerByTokenHashRow struct {
-	ID       ids.ID
-	PersonID ids.ID
-	Role     string
+	ID        ids.ID
+	PersonID  ids.ID
+	Role      string
+	ExpiresAt *time.Time
 }
 
 // One probe of personal_tokens_token_hash_key plus the person's row.
 func (q *Queries) PersonalTokenOwnerByTokenHash(ctx context.Context, arg PersonalTokenOwnerByTokenHashParams) (PersonalTokenOwnerByTokenHashRow, error) {
 	row := q.db.QueryRow(ctx, personalTokenOwnerByTokenHash, arg.TokenHash, arg.Now)
 	var i PersonalTokenOwnerByTokenHashRow
-	err := row.Scan(&i.ID, &i.PersonID, &i.Role)
+	err := row.Scan(
+		&i.ID,
+		&i.PersonID,
+		&i.Role,
+		&i.ExpiresAt,
+	)
 	return i, err
 }
 

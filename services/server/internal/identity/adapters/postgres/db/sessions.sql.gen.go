@@ -98,7 +98,7 @@ func (q *Queries) SessionInsert(ctx context.Context, arg SessionInsertParams) er
 }
 
 const sessionOwnerByTokenHash = `-- name: SessionOwnerByTokenHash :one
-SELECT s.id, s.person_id, p.role, s.stepped_up_at
+SELECT s.id, s.person_id, p.role, s.stepped_up_at, s.expires_at
 FROM sessions s JOIN people p ON p.principal_id = s.person_id
 WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2::timestamptz
 `
@@ -113,6 +113,7 @@ type SessionOwnerByTokenHashRow struct {
 	PersonID    ids.ID
 	Role        string
 	SteppedUpAt *time.Time
+	ExpiresAt   time.Time
 }
 
 // One probe of sessions_token_hash_key plus the person's row.
@@ -124,6 +125,7 @@ func (q *Queries) SessionOwnerByTokenHash(ctx context.Context, arg SessionOwnerB
 		&i.PersonID,
 		&i.Role,
 		&i.SteppedUpAt,
+		&i.ExpiresAt,
 	)
 	return i, err
 }

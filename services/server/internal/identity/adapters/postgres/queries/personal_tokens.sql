@@ -21,6 +21,6 @@ WHERE id = @id AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > @a
 
 -- name: PersonalTokenOwnerByTokenHash :one
 -- One probe of personal_tokens_token_hash_key plus the person's row.
-SELECT t.id, t.person_id, p.role
+SELECT t.id, t.person_id, p.role, t.expires_at
 FROM personal_tokens t JOIN people p ON p.principal_id = t.person_id
 WHERE t.token_hash = @token_hash AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > @now::timestamptz);

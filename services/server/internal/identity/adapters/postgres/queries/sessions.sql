@@ -20,7 +20,7 @@ WHERE id = @id AND person_id = @person_id AND revoked_at IS NULL AND expires_at 
 
 -- name: SessionOwnerByTokenHash :one
 -- One probe of sessions_token_hash_key plus the person's row.
-SELECT s.id, s.person_id, p.role, s.stepped_up_at
+SELECT s.id, s.person_id, p.role, s.stepped_up_at, s.expires_at
 FROM sessions s JOIN people p ON p.principal_id = s.person_id
 WHERE s.token_hash = @token_hash AND s.revoked_at IS NULL AND s.expires_at > @now::timestamptz;
 

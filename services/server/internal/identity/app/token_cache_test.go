@@ -1,0 +1,223 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"bothy/server/internal/identity/app"
+	"bothy/server/internal/identity/identitytest"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/ids"
+)
+
+// reportedEvents passes the watch's reports to the Service (unless
+// dropChanges) and tells the test of every change it saw.
+type reportedEvents struct {
+	app.CredentialEvents
+	dropChanges bool
+	changed     chan ids.ID
+}
+
+func (r *reportedEvents) Changed(id ids.ID) {
+	if !r.dropChanges {
+		r.CredentialEvents.Changed(id)
+	}
+	r.changed <- id
+}
+
+func (r *reportedEvents) ChangedAll() {
+	if !r.dropChanges {
+		r.CredentialEvents.ChangedAll()
+	}
+	r.changed <- ids.Zero
+}
+
+// awaitChange waits for the watch to report a change of want (ids.Zero: of
+// everyone).
+func (r *reportedEvents) awaitChange(t *testing.T, want ids.ID) {
+	t.Helper()
+	for {
+		select {
+		case got := <-r.changed:
+			if got == want {
+				return
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the watch reported no change of %v within 30 s", want)
+		}
+	}
+}
+
+// setupWatched is setup with the watch reporting through a reportedEvents.
+func setupWatched(t *testing.T, dropChanges bool) (*testBundle, *reportedEvents) {
+	t.Helper()
+	b := newBundle(t)
+	r := &reportedEvents{CredentialEvents: b.env.Service, dropChanges: dropChanges, changed: make(chan ids.ID, 64)}
+	b.env.WatchCredentials(t, r)
+	return b, r
+}
+
+// ownerExec runs sql as the migration owner: the change another process or
+// an operator makes, outside this process's use cases.
+func ownerExec(t *testing.T, b *testBundle, sql string, args ...any) {
+	t.Helper()
+	_, err := b.db.Owner.Exec(context.Background(), sql, args...)
+	require.NoError(t, err)
+}
+
+// TestTokenCacheAnswersFromMemory: once looked up, a session authenticates
+// without the database: a revocation written while the trigger of
+// migration 00062 is off does not reach the cache, so the token still
+// works; the next change the trigger reports ends it.
+func TestTokenCacheAnswersFromMemory(t *testing.T) {
+	t.Parallel()
+	b, r := setupWatched(t, false)
+	b.env.AddPerson(t, "robin@example.com", "Robin", actor.RoleOwner)
+	token, robin := b.env.SignIn(t, "robin@example.com")
+	ctx := context.Background()
+
+	ownerExec(t, b, `ALTER TABLE sessions DISABLE TRIGGER sessions_credentials_changed`)
+	ownerExec(t, b, `UPDATE sessions SET revoked_at = $1 WHERE id = $2`, t0, robin.SessionID)
+	p, err := b.env.Service.Authenticate(ctx, token)
+	require.NoError(t, err, "served from memory")
+	require.Equal(t, robin, p)
+
+	ownerExec(t, b, `ALTER TABLE sessions ENABLE TRIGGER sessions_credentials_changed`)
+	ownerExec(t, b, `UPDATE sessions SET revoked_at = $1 WHERE id = $2`, t0, robin.SessionID)
+	r.awaitChange(t, robin.ID)
+	_, err = b.env.Service.Authenticate(ctx, token)
+	requireCode(t, err, errs.CodeUnauthorized)
+}
+
+// TestTokenCacheHearsChangesMadeElsewhere: every kind of change another
+// process could commit reaches this process's cache through the trigger
+// and its notification (ADR 0102), so the next request sees it.
+func TestTokenCacheHearsChangesMadeElsewhere(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		change string
+		// wantRole is the role the token authenticates with after the
+		// change; empty when it must not authenticate at all.
+		wantRole actor.Role
+		// everyone: the change is reported for every person (a truncate).
+		everyone bool
+	}{
+		"session revoked":        {change: `UPDATE sessions SET revoked_at = now() WHERE person_id = $1`},
+		"session deleted":        {change: `DELETE FROM sessions WHERE person_id = $1`},
+		"sessions truncated":     {change: `TRUNCATE sessions`, everyone: true},
+		"personal token revoked": {change: `UPDATE personal_tokens SET revoked_at = now() WHERE person_id = $1`},
+		"role changed":           {change: `UPDATE people SET role = 'member' WHERE principal_id = $1`, wantRole: actor.RoleMember},
+		"person deleted":         {change: `DELETE FROM principals WHERE id = $1`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b, r := setupWatched(t, false)
+			robin := b.env.AddPerson(t, "robin@example.com", "Robin", actor.RoleOwner)
+			session, p := b.env.SignIn(t, "robin@example.com")
+			created, err := b.env.Service.CreatePersonalToken(as(p), app.CreatePersonalToken{Name: "deploy"})
+			require.NoError(t, err)
+			token := session
+			if name == "personal token revoked" {
+				token = created.Token
+			}
+			_, err = b.env.Service.Authenticate(context.Background(), token)
+			require.NoError(t, err)
+
+			args := []any{robin.ID}
+			if tc.everyone {
+				args = nil
+			}
+			ownerExec(t, b, tc.change, args...)
+			if tc.everyone {
+				r.awaitChange(t, ids.Zero)
+			} else {
+				r.awaitChange(t, robin.ID)
+			}
+			got, err := b.env.Service.Authenticate(context.Background(), token)
+			if tc.wantRole == "" {
+				requireCode(t, err, errs.CodeUnauthorized)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.wantRole, got.Role)
+		})
+	}
+}
+
+// TestTokenCacheForgetsAtOnceInItsOwnProcess: a sign-out, a step-up and a
+// revoked personal token apply to this process's next request without
+// waiting for the notification (the watch here passes none on).
+func TestTokenCacheForgetsAtOnceInItsOwnProcess(t *testing.T) {
+	t.Parallel()
+	b, _ := setupWatched(t, true)
+	b.env.AddPerson(t, "robin@example.com", "Robin", actor.RoleOwner)
+	ctx := context.Background()
+
+	token, robin := b.env.SignIn(t, "robin@example.com")
+	b.clock.Advance(time.Second)
+	_, err := b.env.Service.StepUp(as(robin), app.StepUp{Password: identitytest.Password})
+	require.NoError(t, err)
+	p, err := b.env.Service.Authenticate(ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, b.clock.Now(), p.SteppedUpAt, "the step-up, not the cached sign-in")
+
+	created, err := b.env.Service.CreatePersonalToken(as(p), app.CreatePersonalToken{Name: "deploy"})
+	require.NoError(t, err)
+	_, err = b.env.Service.Authenticate(ctx, created.Token)
+	require.NoError(t, err)
+	require.NoError(t, b.env.Service.RevokePersonalToken(as(p), created.PersonalToken.ID))
+	_, err = b.env.Service.Authenticate(ctx, created.Token)
+	requireCode(t, err, errs.CodeUnauthorized)
+
+	require.NoError(t, b.env.Service.SignOut(as(p)))
+	_, err = b.env.Service.Authenticate(ctx, token)
+	requireCode(t, err, errs.CodeUnauthorized)
+}
+
+// TestTokenCacheServesNothingWithoutItsWatch: before the watch listens and
+// after its connection ended, every token is looked up in the database,
+// so a change no notification reports still applies at once.
+func TestTokenCacheServesNothingWithoutItsWatch(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	b.env.AddPerson(t, "robin@example.com", "Robin", actor.RoleOwner)
+	b.env.AddPerson(t, "sam@example.com", "Sam", actor.RoleMember)
+	ctx := context.Background()
+	ownerExec(t, b, `ALTER TABLE sessions DISABLE TRIGGER sessions_credentials_changed`)
+
+	token, robin := b.env.SignIn(t, "robin@example.com")
+	ownerExec(t, b, `UPDATE sessions SET revoked_at = $1 WHERE id = $2`, t0, robin.SessionID)
+	_, err := b.env.Service.Authenticate(ctx, token)
+	requireCode(t, err, errs.CodeUnauthorized)
+
+	lost := &lostEvents{CredentialEvents: b.env.Service, lost: make(chan struct{}, 8)}
+	b.env.WatchCredentials(t, lost)
+	token, sam := b.env.SignIn(t, "sam@example.com")
+	var terminated bool
+	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT bool_or(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN bothy_credentials'`).Scan(&terminated))
+	require.True(t, terminated, "the watch's connection was found")
+	select {
+	case <-lost.lost:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch did not report its connection's end within 30 s")
+	}
+	ownerExec(t, b, `UPDATE sessions SET revoked_at = $1 WHERE id = $2`, t0, sam.SessionID)
+	_, err = b.env.Service.Authenticate(ctx, token)
+	requireCode(t, err, errs.CodeUnauthorized)
+}
+
+// lostEvents tells the test of every Lost.
+type lostEvents struct {
+	app.CredentialEvents
+	lost chan struct{}
+}
+
+func (l *lostEvents) Lost() {
+	l.CredentialEvents.Lost()
+	l.lost <- struct{}{}
+}

@@ -1,0 +1,90 @@
+package wire_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	idpg "bothy/server/internal/identity/adapters/postgres"
+	idapp "bothy/server/internal/identity/app"
+	iddomain "bothy/server/internal/identity/domain"
+	"bothy/server/internal/kernel/actor"
+	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/wire"
+)
+
+// TestAPIProcessesHearEachOthersSignOuts: two API processes on one
+// database, as an operator runs them behind a load balancer (ADR 0102).
+// The process that did not sign the session out answers it from memory
+// while the trigger is off (so its cache and watch are wired), and stops
+// accepting it once the trigger reports a change; the process that signed
+// it out refuses it at once.
+func TestAPIProcessesHearEachOthersSignOuts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
+	b := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
+	waitReady(t, a.operator)
+	waitReady(t, b.operator)
+	ctx := context.Background()
+
+	hash, err := iddomain.HashPassword("correct horse battery staple", iddomain.Params{MemoryKiB: iddomain.MinMemoryKiB, Iterations: 1, Parallelism: 1}, rand.Reader)
+	require.NoError(t, err)
+	require.NoError(t, idpg.New(w.db.App).CreatePerson(ctx, idapp.Person{ID: ids.New(), Email: "robin@example.com",
+		DisplayName: "Robin", Role: actor.RoleOwner, CreatedAt: time.Now()}, hash))
+	code, body := call(t, a.api, http.MethodPost, "/api/v1/sessions", "",
+		`{"email":"robin@example.com","password":"correct horse battery staple"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	var session struct {
+		Token string `json:"token"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &session))
+
+	code, body = call(t, b.api, http.MethodGet, "/api/v1/me", session.Token, "")
+	require.Equal(t, http.StatusOK, code, body)
+
+	_, err = w.db.Owner.Exec(ctx, `ALTER TABLE sessions DISABLE TRIGGER sessions_credentials_changed`)
+	require.NoError(t, err)
+	code, body = call(t, a.api, http.MethodDelete, "/api/v1/sessions/current", session.Token, "")
+	require.Equal(t, http.StatusNoContent, code, body)
+	code, _ = call(t, a.api, http.MethodGet, "/api/v1/me", session.Token, "")
+	require.Equal(t, http.StatusUnauthorized, code, "the process that signed out forgets at once")
+	code, _ = call(t, b.api, http.MethodGet, "/api/v1/me", session.Token, "")
+	require.Equal(t, http.StatusOK, code, "the other process answers from memory: no change was reported")
+
+	_, err = w.db.Owner.Exec(ctx, `ALTER TABLE sessions ENABLE TRIGGER sessions_credentials_changed`)
+	require.NoError(t, err)
+	_, err = w.db.Owner.Exec(ctx, `UPDATE sessions SET revoked_at = revoked_at`)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		code, _ := call(t, b.api, http.MethodGet, "/api/v1/me", session.Token, "")
+		return code == http.StatusUnauthorized
+	}, 30*time.Second, 5*time.Millisecond, "the reported change reaches the other process")
+}
+
+// call sends a request with an optional bearer token and JSON body to the
+// API listener at addr and returns the status and body.
+func call(t *testing.T, addr, method, path, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	require.NoError(t, err)
+	defer func() { _ = res.Body.Close() }()
+	out, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(out)
+}
