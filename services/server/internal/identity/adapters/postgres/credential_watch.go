@@ -27,7 +27,7 @@ const NotifyChannel = "bothy_credentials"
 // NotifyChannel: it calls events.Watching once the LISTEN holds,
 // events.Changed or events.ChangedAll for each notification, and
 // events.Lost when the connection ends; then it connects again after
-// retry, until ctx ends (with a last events.Lost). Each end of the
+// retry, until ctx ends (after a last events.Lost). Each end of the
 // connection before ctx is logged at WARN. It panics on a nil pool, events or
 // log, or a retry that is not positive (a wiring bug).
 func WatchCredentials(ctx context.Context, pool *pgxpool.Pool, events app.CredentialEvents, retry time.Duration, log *slog.Logger) {
@@ -41,7 +41,6 @@ func WatchCredentials(ctx context.Context, pool *pgxpool.Pool, events app.Creden
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
-	defer events.Lost()
 	for {
 		err := watchOnce(ctx, cfg, events)
 		events.Lost()
