@@ -14,7 +14,7 @@ func identityConfigKeys() []config.Key {
 		{Name: "identity.step_up_max_age", Kind: config.KindDuration, Default: "10m", Min: "1m", Max: "24h", Chapter: chapter19,
 			Doc: "How long a step-up counts for the actions that require one."},
 		{Name: "identity.token_cache_ttl", Kind: config.KindDuration, Default: "1m", Min: "0s", Max: "1h", Chapter: chapter19,
-			Doc: "How long a process that serves the API may answer the owner of a session or personal token from memory instead of the database (ADR 0102); a revocation, step-up or change of the person reaches every such process through PostgreSQL at its commit, so this only bounds what a missed change could keep alive. 0 looks every token up."},
+			Doc: "How long a process that serves the API may answer the owner of a bearer token from memory instead of the database (ADR 0102); a revocation, step-up or change of the person reaches every such process through PostgreSQL at its commit, so this only bounds what a missed change could keep alive. 0 looks every token up."},
 		{Name: "identity.token_cache_entries", Kind: config.KindInt, Default: "10000", Min: "0", Max: "10000000", Unit: "tokens", Chapter: chapter19,
 			Doc: "Most token owners a process keeps in memory (about 200 bytes each); a full cache is emptied and refills with the tokens in use. 0 looks every token up."},
 		{Name: "identity.token_cache_retry", Kind: config.KindDuration, Default: "1s", Min: "100ms", Max: "1m", Chapter: chapter19,

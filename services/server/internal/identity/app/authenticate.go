@@ -19,8 +19,9 @@ import (
 //     installation, read through the AppFactsSource on every request, so a
 //     suspended installation or a removed scope applies at once.
 //
-// The owner of a session or personal token comes from the cache of token
-// owners when it may (tokenCache, ADR 0102), else from the store. Only the
+// The owner of a token comes from the cache of token owners when it may
+// (tokenCache, ADR 0102), else from the store; an app's installation facts
+// are read on every request all the same. Only the
 // SHA-256 of the token is looked up. Malformed, unknown, expired
 // and revoked tokens, and app tokens of an app without installation, all
 // give the same unauthorized error. Other errors (database) are internal.
@@ -57,12 +58,11 @@ func (s *Service) Authenticate(ctx context.Context, token string) (actor.Princip
 	}
 }
 
-// lookupToken finds the owner of a token of kind with hash: a session or
-// personal token from the cache while it may serve it, else from the
-// store, whose answer the cache keeps unless a change of credentials
-// arrived while the store was asked.
+// lookupToken finds the owner of a token of kind with hash: from the cache
+// while it may serve it, else from the store, whose answer the cache keeps
+// unless a change of credentials arrived while the store was asked.
 func (s *Service) lookupToken(ctx context.Context, kind domain.TokenKind, hash domain.TokenHash) (TokenOwner, bool, error) {
-	if kind == domain.TokenApp || !s.tokens.on() {
+	if !s.tokens.on() {
 		return s.store.LookupToken(ctx, kind, hash, s.clock.Now())
 	}
 	if owner, ok := s.tokens.get(kind, hash, s.clock.Now()); ok {

@@ -68,7 +68,8 @@ type TokenOwner struct {
 	// SteppedUpAt is the session's last step-up; zero for tokens.
 	SteppedUpAt time.Time
 	// ExpiresAt is when the session or personal token expires; zero for
-	// a personal token without expiry and for app tokens.
+	// a personal token without expiry and for app tokens (which do not
+	// expire).
 	ExpiresAt time.Time
 }
 

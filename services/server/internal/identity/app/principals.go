@@ -81,6 +81,10 @@ func (s *Service) IssueAppToken(ctx context.Context, principalID ids.ID) (string
 // of the store.
 func (s *Service) RevokeAppTokens(ctx context.Context, principalID ids.ID) error {
 	return s.uow.Do(ctx, func(ctx context.Context) error {
-		return s.store.RevokeAppTokens(ctx, principalID, s.clock.Now())
+		if err := s.store.RevokeAppTokens(ctx, principalID, s.clock.Now()); err != nil {
+			return err
+		}
+		s.forgetTokensAfterCommit(ctx, principalID)
+		return nil
 	})
 }

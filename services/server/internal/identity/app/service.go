@@ -34,7 +34,7 @@ type Options struct {
 	// PasswordMinLength is identity.password_min_length. Must be positive.
 	PasswordMinLength int
 	// TokenCacheTTL is identity.token_cache_ttl: how long the owner of a
-	// session or personal token may be served from memory (ADR 0102);
+	// token may be served from memory (ADR 0102);
 	// zero turns the cache off. Not negative.
 	TokenCacheTTL time.Duration
 	// TokenCacheEntries is identity.token_cache_entries: the most owners
@@ -94,7 +94,7 @@ type Service struct {
 	core
 	az       authorize.Authorizer
 	appFacts identity.AppFactsSource
-	// tokens caches the owners of person tokens (ADR 0102).
+	// tokens caches the owners of tokens (ADR 0102).
 	tokens *tokenCache
 	// dummyHash is verified when a sign-in names an unknown email, so that
 	// the answer takes as long as for a wrong password.

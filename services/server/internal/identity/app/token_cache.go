@@ -14,7 +14,8 @@ import (
 // changed (ADR 0102). The watcher of the postgres adapter
 // (WatchCredentials) calls it from the notifications of channel
 // bothy_credentials, which a trigger sends for every update, delete and
-// truncate of people, sessions and personal_tokens (migration 00062). The
+// truncate of people, sessions, personal_tokens (migration 00062) and
+// app_tokens (00063). The
 // Service implements it for its cache of token owners.
 type CredentialEvents interface {
 	// Watching says the watcher listens from now on: every change
@@ -25,16 +26,16 @@ type CredentialEvents interface {
 	// changes may go unreported, so the cache forgets everything and
 	// serves nothing until the next Watching.
 	Lost()
-	// Changed says a credential of the person principalID, or the person,
-	// changed: every cached token of that person is forgotten.
+	// Changed says a credential of the person or app principalID, or the
+	// person, changed: every cached token of that principal is forgotten.
 	Changed(principalID ids.ID)
 	// ChangedAll says credentials of unknown people changed (a truncate,
 	// a payload that names no principal): everything is forgotten.
 	ChangedAll()
 }
 
-// tokenCache keeps the owners of recently used person tokens (sessions and
-// personal tokens) so that most requests authenticate without a database
+// tokenCache keeps the owners of recently used tokens (sessions, personal
+// and app tokens) so that most requests authenticate without a database
 // round trip (ADR 0102). An entry is served only
 //
 //   - while the watcher listens and has listened since the entry's lookup
@@ -43,9 +44,8 @@ type CredentialEvents interface {
 //   - for at most ttl after it was stored (identity.token_cache_ttl), and
 //   - while the session or token has not expired by the clock.
 //
-// App tokens are never cached: their installation's facts are read on
-// every request anyway (Authenticate). A zero ttl or entries turns the
-// cache off.
+// An app's installation facts are not kept here: Authenticate reads them
+// on every request. A zero ttl or entries turns the cache off.
 type tokenCache struct {
 	ttl     time.Duration
 	entries int

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/app"
 	"bothy/server/internal/identity/identitytest"
 	"bothy/server/internal/kernel/actor"
@@ -91,6 +92,34 @@ func TestTokenCacheAnswersFromMemory(t *testing.T) {
 	r.awaitChange(t, robin.ID)
 	_, err = b.env.Service.Authenticate(ctx, token)
 	requireCode(t, err, errs.CodeUnauthorized)
+
+	// An app token's owner too; its installation's facts are read on
+	// every request all the same.
+	tracker, appToken := addApp(t, b)
+	_, err = b.env.Service.Authenticate(ctx, appToken)
+	require.NoError(t, err)
+	ownerExec(t, b, `ALTER TABLE app_tokens DISABLE TRIGGER app_tokens_credentials_changed`)
+	ownerExec(t, b, `UPDATE app_tokens SET revoked_at = $1 WHERE principal_id = $2`, t0, tracker)
+	p, err = b.env.Service.Authenticate(ctx, appToken)
+	require.NoError(t, err, "served from memory")
+	require.True(t, p.InstallationActive)
+	b.facts.set(tracker, identity.AppFacts{InstallationID: p.InstallationID, Active: false})
+	p, err = b.env.Service.Authenticate(ctx, appToken)
+	require.NoError(t, err)
+	require.False(t, p.InstallationActive, "the facts are read on every request")
+}
+
+// addApp creates an app principal with an active installation and returns
+// it and an app token of it.
+func addApp(t *testing.T, b *testBundle) (ids.ID, string) {
+	t.Helper()
+	ctx := context.Background()
+	tracker, err := b.env.Service.CreateAppPrincipal(ctx, "Tracker")
+	require.NoError(t, err)
+	token, err := b.env.Service.IssueAppToken(ctx, tracker)
+	require.NoError(t, err)
+	b.facts.set(tracker, identity.AppFacts{InstallationID: ids.New(), Active: true, GrantedScopes: []string{"messages:read"}})
+	return tracker, token
 }
 
 // TestTokenCacheHearsChangesMadeElsewhere: every kind of change another
@@ -105,6 +134,8 @@ func TestTokenCacheHearsChangesMadeElsewhere(t *testing.T) {
 		wantRole actor.Role
 		// everyone: the change is reported for every person (a truncate).
 		everyone bool
+		// app: the token is an app token, the principal an app's.
+		app bool
 	}{
 		"session revoked":        {change: `UPDATE sessions SET revoked_at = now() WHERE person_id = $1`},
 		"session deleted":        {change: `DELETE FROM sessions WHERE person_id = $1`},
@@ -112,6 +143,9 @@ func TestTokenCacheHearsChangesMadeElsewhere(t *testing.T) {
 		"personal token revoked": {change: `UPDATE personal_tokens SET revoked_at = now() WHERE person_id = $1`},
 		"role changed":           {change: `UPDATE people SET role = 'member' WHERE principal_id = $1`, wantRole: actor.RoleMember},
 		"person deleted":         {change: `DELETE FROM principals WHERE id = $1`},
+		"app token revoked":      {change: `UPDATE app_tokens SET revoked_at = now() WHERE principal_id = $1`, app: true},
+		"app token deleted":      {change: `DELETE FROM app_tokens WHERE principal_id = $1`, app: true},
+		"app tokens truncated":   {change: `TRUNCATE app_tokens`, everyone: true, app: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -120,14 +154,17 @@ func TestTokenCacheHearsChangesMadeElsewhere(t *testing.T) {
 			session, p := b.env.SignIn(t, "robin@example.com")
 			created, err := b.env.Service.CreatePersonalToken(as(p), app.CreatePersonalToken{Name: "deploy"})
 			require.NoError(t, err)
-			token := session
+			token, principal := session, robin.ID
 			if name == "personal token revoked" {
 				token = created.Token
+			}
+			if tc.app {
+				principal, token = addApp(t, b)
 			}
 			_, err = b.env.Service.Authenticate(context.Background(), token)
 			require.NoError(t, err)
 
-			args := []any{robin.ID}
+			args := []any{principal}
 			if tc.everyone {
 				args = nil
 			}
@@ -135,7 +172,7 @@ func TestTokenCacheHearsChangesMadeElsewhere(t *testing.T) {
 			if tc.everyone {
 				r.awaitChange(t, ids.Zero)
 			} else {
-				r.awaitChange(t, robin.ID)
+				r.awaitChange(t, principal)
 			}
 			got, err := b.env.Service.Authenticate(context.Background(), token)
 			if tc.wantRole == "" {
@@ -148,8 +185,8 @@ func TestTokenCacheHearsChangesMadeElsewhere(t *testing.T) {
 	}
 }
 
-// TestTokenCacheForgetsAtOnceInItsOwnProcess: a sign-out, a step-up and a
-// revoked personal token apply to this process's next request without
+// TestTokenCacheForgetsAtOnceInItsOwnProcess: a sign-out, a step-up, a
+// revoked personal token and revoked app tokens (an uninstall) apply to this process's next request without
 // waiting for the notification (the watch here passes none on).
 func TestTokenCacheForgetsAtOnceInItsOwnProcess(t *testing.T) {
 	t.Parallel()
@@ -175,6 +212,13 @@ func TestTokenCacheForgetsAtOnceInItsOwnProcess(t *testing.T) {
 
 	require.NoError(t, b.env.Service.SignOut(as(p)))
 	_, err = b.env.Service.Authenticate(ctx, token)
+	requireCode(t, err, errs.CodeUnauthorized)
+
+	tracker, appToken := addApp(t, b)
+	_, err = b.env.Service.Authenticate(ctx, appToken)
+	require.NoError(t, err)
+	require.NoError(t, b.env.Service.RevokeAppTokens(ctx, tracker))
+	_, err = b.env.Service.Authenticate(ctx, appToken)
 	requireCode(t, err, errs.CodeUnauthorized)
 }
 
@@ -220,4 +264,32 @@ type lostEvents struct {
 func (l *lostEvents) Lost() {
 	l.CredentialEvents.Lost()
 	l.lost <- struct{}{}
+}
+
+// BenchmarkAuthenticate authenticates one session token over and over, in
+// one process against its test database (shape: one person, one token):
+// looked_up without the watch of credential changes, so every call reads
+// the token's owner from PostgreSQL (the cost before ADR 0102); cached
+// with the watch, so the owner comes from memory.
+func BenchmarkAuthenticate(b *testing.B) {
+	for _, cached := range []bool{false, true} {
+		name := "looked_up"
+		if cached {
+			name = "cached"
+		}
+		b.Run(name, func(b *testing.B) {
+			bundle := newBundle(b)
+			if cached {
+				bundle.env.WatchCredentials(b, nil)
+			}
+			bundle.env.AddPerson(b, "robin@example.com", "Robin", actor.RoleOwner)
+			token, _ := bundle.env.SignIn(b, "robin@example.com")
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := bundle.env.Service.Authenticate(ctx, token); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
