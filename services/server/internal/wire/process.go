@@ -391,10 +391,9 @@ func (p *Process) start(ctx context.Context, servers *[]*http.Server, failed cha
 // watchCredentials lets the identity module's cache of token owners serve
 // while this process hears of every change of credentials (ADR 0102); the
 // watch ends with ctx and close waits for it. Without a cache
-// (identity.token_cache_ttl or identity.token_cache_entries 0) nothing
-// listens.
+// (Service.CachesTokens) nothing listens.
 func (p *Process) watchCredentials(ctx context.Context) {
-	if p.cfg.Identity.TokenCacheTTL <= 0 || p.cfg.Identity.TokenCacheEntries <= 0 {
+	if !p.modules.Identity.CachesTokens() {
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -35,28 +35,18 @@ func TestAPIProcessesHearEachOthersSignOuts(t *testing.T) {
 	waitReady(t, b.operator)
 	ctx := context.Background()
 
-	hash, err := iddomain.HashPassword("correct horse battery staple", iddomain.Params{MemoryKiB: iddomain.MinMemoryKiB, Iterations: 1, Parallelism: 1}, rand.Reader)
-	require.NoError(t, err)
-	require.NoError(t, idpg.New(w.db.App).CreatePerson(ctx, idapp.Person{ID: ids.New(), Email: "robin@example.com",
-		DisplayName: "Robin", Role: actor.RoleOwner, CreatedAt: time.Now()}, hash))
-	code, body := call(t, a.api, http.MethodPost, "/api/v1/sessions", "",
-		`{"email":"robin@example.com","password":"correct horse battery staple"}`)
-	require.Equal(t, http.StatusCreated, code, body)
-	var session struct {
-		Token string `json:"token"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &session))
+	token := signInRobin(t, w, a.api)
 
-	code, body = call(t, b.api, http.MethodGet, "/api/v1/me", session.Token, "")
+	code, body := call(t, b.api, http.MethodGet, "/api/v1/me", token, "")
 	require.Equal(t, http.StatusOK, code, body)
 
-	_, err = w.db.Owner.Exec(ctx, `ALTER TABLE sessions DISABLE TRIGGER sessions_credentials_changed`)
+	_, err := w.db.Owner.Exec(ctx, `ALTER TABLE sessions DISABLE TRIGGER sessions_credentials_changed`)
 	require.NoError(t, err)
-	code, body = call(t, a.api, http.MethodDelete, "/api/v1/sessions/current", session.Token, "")
+	code, body = call(t, a.api, http.MethodDelete, "/api/v1/sessions/current", token, "")
 	require.Equal(t, http.StatusNoContent, code, body)
-	code, _ = call(t, a.api, http.MethodGet, "/api/v1/me", session.Token, "")
+	code, _ = call(t, a.api, http.MethodGet, "/api/v1/me", token, "")
 	require.Equal(t, http.StatusUnauthorized, code, "the process that signed out forgets at once")
-	code, _ = call(t, b.api, http.MethodGet, "/api/v1/me", session.Token, "")
+	code, _ = call(t, b.api, http.MethodGet, "/api/v1/me", token, "")
 	require.Equal(t, http.StatusOK, code, "the other process answers from memory: no change was reported")
 
 	_, err = w.db.Owner.Exec(ctx, `ALTER TABLE sessions ENABLE TRIGGER sessions_credentials_changed`)
@@ -64,9 +54,27 @@ func TestAPIProcessesHearEachOthersSignOuts(t *testing.T) {
 	_, err = w.db.Owner.Exec(ctx, `UPDATE sessions SET revoked_at = revoked_at`)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		code, _ := call(t, b.api, http.MethodGet, "/api/v1/me", session.Token, "")
+		code, _ := call(t, b.api, http.MethodGet, "/api/v1/me", token, "")
 		return code == http.StatusUnauthorized
 	}, 30*time.Second, 5*time.Millisecond, "the reported change reaches the other process")
+}
+
+// signInRobin stores the owner Robin in w's database and signs Robin in
+// through the API listener at addr; it returns the session token.
+func signInRobin(t *testing.T, w world, addr string) string {
+	t.Helper()
+	hash, err := iddomain.HashPassword("correct horse battery staple", iddomain.Params{MemoryKiB: iddomain.MinMemoryKiB, Iterations: 1, Parallelism: 1}, rand.Reader)
+	require.NoError(t, err)
+	require.NoError(t, idpg.New(w.db.App).CreatePerson(context.Background(), idapp.Person{ID: ids.New(), Email: "robin@example.com",
+		DisplayName: "Robin", Role: actor.RoleOwner, CreatedAt: time.Now()}, hash))
+	code, body := call(t, addr, http.MethodPost, "/api/v1/sessions", "",
+		`{"email":"robin@example.com","password":"correct horse battery staple"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	var session struct {
+		Token string `json:"token"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &session))
+	return session.Token
 }
 
 // call sends a request with an optional bearer token and JSON body to the
@@ -87,4 +95,27 @@ func call(t *testing.T, addr, method, path, token, body string) (int, string) {
 	out, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	return res.StatusCode, string(out)
+}
+
+// TestAPIProcessWithoutTokenCacheLooksEveryTokenUp: with
+// identity.token_cache_ttl 0 the process keeps no owners and opens no
+// watch, so a revocation no notification reports applies at once.
+func TestAPIProcessWithoutTokenCacheLooksEveryTokenUp(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a := startProcessIn(t, w, wire.RoleAPI, wire.Deps{}, "BOTHY_IDENTITY_TOKEN_CACHE_TTL=0s")
+	waitReady(t, a.operator)
+	ctx := context.Background()
+	token := signInRobin(t, w, a.api)
+
+	_, err := w.db.Owner.Exec(ctx, `ALTER TABLE sessions DISABLE TRIGGER sessions_credentials_changed`)
+	require.NoError(t, err)
+	_, err = w.db.Owner.Exec(ctx, `UPDATE sessions SET revoked_at = now()`)
+	require.NoError(t, err)
+	code, _ := call(t, a.api, http.MethodGet, "/api/v1/me", token, "")
+	require.Equal(t, http.StatusUnauthorized, code)
+	var listening int
+	require.NoError(t, w.db.App.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN bothy_credentials'`).Scan(&listening))
+	require.Zero(t, listening, "no watch without a cache")
 }

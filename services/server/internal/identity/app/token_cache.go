@@ -142,6 +142,11 @@ func (s *Service) forgetTokensAfterCommit(ctx context.Context, principalID ids.I
 	txn.AfterCommit(ctx, func() { s.tokens.forget(principalID) })
 }
 
+// CachesTokens reports whether the Service keeps token owners at all
+// (identity.token_cache_ttl and identity.token_cache_entries above 0): only
+// then does a process need WatchCredentials.
+func (s *Service) CachesTokens() bool { return s.tokens.on() }
+
 // Watching implements CredentialEvents.
 func (s *Service) Watching() { s.tokens.reset(true) }
 

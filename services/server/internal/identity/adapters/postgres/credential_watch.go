@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/identity/app"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/platform/otel"
+	"bothy/server/internal/platform/pg"
 )
 
 // NotifyChannel is the channel the trigger of migration 00062 notifies
@@ -34,13 +33,7 @@ func WatchCredentials(ctx context.Context, pool *pgxpool.Pool, events app.Creden
 	if pool == nil || events == nil || log == nil || retry <= 0 {
 		panic("identity: WatchCredentials needs a pool, events, a logger and a positive retry")
 	}
-	cfg := pool.Config().ConnConfig.Copy()
-	// Cancelling the wait at the end only sets a deadline on the socket
-	// instead of opening a connection for a cancel request: the
-	// connection is closed right after anyway.
-	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
-	}
+	cfg := pg.DedicatedConnConfig(pool)
 	for {
 		err := watchOnce(ctx, cfg, events)
 		events.Lost()
@@ -64,11 +57,7 @@ func watchOnce(ctx context.Context, cfg *pgx.ConnConfig, events app.CredentialEv
 	if err != nil {
 		return err
 	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx)
-	}()
+	defer pg.CloseDedicated(conn)
 	if err := listenForCredentialChanges(ctx, conn); err != nil {
 		return err
 	}

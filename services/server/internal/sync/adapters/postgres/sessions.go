@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/platform/pg"
 	eventsync "bothy/server/internal/sync"
 	"bothy/server/internal/sync/adapters/postgres/db"
 	"bothy/server/internal/sync/app"
@@ -49,14 +48,7 @@ func NewSessions(pool *pgxpool.Pool, clk clock.Clock, o SessionOptions) (*Sessio
 	if o.PollInterval <= 0 {
 		return nil, errors.New("sync: consumer.poll_interval must be positive")
 	}
-	cfg := pool.Config().ConnConfig.Copy()
-	// Cancelling a wait (at Close) only sets a deadline on the socket
-	// instead of opening a connection for a cancel request: the session's
-	// connection is closed right after anyway.
-	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
-	}
-	return &Sessions{cfg: cfg, clock: clk, poll: o.PollInterval}, nil
+	return &Sessions{cfg: pg.DedicatedConnConfig(pool), clock: clk, poll: o.PollInterval}, nil
 }
 
 // Acquire implements app.Coordinator.
@@ -71,7 +63,7 @@ func (s *Sessions) Acquire(ctx context.Context, name eventsync.ConsumerName) (ap
 	held := false
 	defer func() {
 		if !held {
-			closeConn(conn)
+			pg.CloseDedicated(conn)
 		}
 	}()
 	q := db.New(conn)
@@ -119,12 +111,6 @@ func sessionErr(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	return errs.Wrap(err, "sync: preparing the consumer session failed")
-}
-
-func closeConn(conn *pgx.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = conn.Close(ctx)
 }
 
 type session struct {
@@ -176,6 +162,6 @@ func (s *session) Close() {
 	s.once.Do(func() {
 		s.cancel()
 		<-s.done
-		closeConn(s.conn)
+		pg.CloseDedicated(s.conn)
 	})
 }
