@@ -25,6 +25,7 @@ var configKeyGroups = []func() []config.Key{
 	jobsConfigKeys,
 	syncConfigKeys,
 	identityConfigKeys,
+	authzConfigKeys,
 	instanceConfigKeys,
 	egressConfigKeys,
 	appsConfigKeys,
@@ -62,6 +63,8 @@ type Config struct {
 	Consumer ConsumerConfig
 	// Identity holds identity.*.
 	Identity IdentityConfig
+	// Authz holds authz.*.
+	Authz AuthzConfig
 	// Agent holds agent.*.
 	Agent AgentConfig
 	// Instance holds instance.*.

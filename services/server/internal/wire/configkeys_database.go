@@ -32,6 +32,8 @@ func databaseConfigKeys() []config.Key {
 			Doc: "Longest wait for a lock inside a unit of work (SET LOCAL lock_timeout); a timeout fails the unit of work."},
 		{Name: "database.statement_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", Max: "1h", Chapter: chapter02,
 			Doc: "Longest run time of one statement; 0s keeps the database server's setting."},
+		{Name: "database.watch_retry", Kind: config.KindDuration, Default: "1s", Min: "100ms", Max: "1m", Chapter: chapter02,
+			Doc: "How long a process that serves the API waits before it listens for changes of the facts it keeps in memory (token owners, standings, channels; ADR 0103) again after its connection ended; meanwhile every one of them is read from the database."},
 		{Name: "database.startup_wait", Kind: config.KindDuration, Default: "5m", Min: "0s", Max: "24h", Chapter: chapter02,
 			Doc: "Longest time a role waits at start-up for PostgreSQL to answer, retrying with backoff while /readyz answers 503; 0s gives up after the first attempt."},
 		{Name: "database.startup_backoff_initial", Kind: config.KindDuration, Default: "500ms", Min: "10ms", Max: "1m", Chapter: chapter02,
@@ -63,6 +65,8 @@ type DatabaseConfig struct {
 	TxRetryMax int `config:"database.tx_retry_max"`
 	// LockTimeout is database.lock_timeout.
 	LockTimeout time.Duration `config:"database.lock_timeout"`
+	// WatchRetry is database.watch_retry.
+	WatchRetry time.Duration `config:"database.watch_retry"`
 	// StatementTimeout is database.statement_timeout; 0 keeps the server's.
 	StatementTimeout time.Duration `config:"database.statement_timeout"`
 	// StartupWait is database.startup_wait.

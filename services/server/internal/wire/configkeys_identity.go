@@ -17,8 +17,6 @@ func identityConfigKeys() []config.Key {
 			Doc: "How long a process that serves the API may answer the owner of a bearer token from memory instead of the database (ADR 0102); a revocation, step-up or change of the person reaches every such process through PostgreSQL at its commit, so this only bounds what a missed change could keep alive. 0 looks every token up."},
 		{Name: "identity.token_cache_entries", Kind: config.KindInt, Default: "10000", Min: "0", Max: "10000000", Unit: "tokens", Chapter: chapter19,
 			Doc: "Most token owners a process keeps in memory (about 200 bytes each); a full cache is emptied and refills with the tokens in use. 0 looks every token up."},
-		{Name: "identity.token_cache_retry", Kind: config.KindDuration, Default: "1s", Min: "100ms", Max: "1m", Chapter: chapter19,
-			Doc: "How long a process waits before it listens for credential changes again after its connection ended; meanwhile every token is looked up."},
 		{Name: "identity.password_min_length", Kind: config.KindInt, Default: "12", Min: "8", Max: "128", Unit: "characters", Chapter: chapter19,
 			Doc: "Fewest characters of a new password."},
 		{Name: "identity.password_hash_memory", Kind: config.KindByteSize, Default: "19MiB", Min: "8MiB", Max: "1GiB", Chapter: chapter19,
@@ -40,8 +38,6 @@ type IdentityConfig struct {
 	TokenCacheTTL time.Duration `config:"identity.token_cache_ttl"`
 	// TokenCacheEntries is identity.token_cache_entries.
 	TokenCacheEntries int `config:"identity.token_cache_entries"`
-	// TokenCacheRetry is identity.token_cache_retry.
-	TokenCacheRetry time.Duration `config:"identity.token_cache_retry"`
 	// PasswordMinLength is identity.password_min_length.
 	PasswordMinLength int `config:"identity.password_min_length"`
 	// PasswordHashMemory is identity.password_hash_memory in bytes.

@@ -29,6 +29,7 @@ import (
 	instdomain "bothy/server/internal/instance/domain"
 	"bothy/server/internal/kernel/auditing"
 	"bothy/server/internal/kernel/clock"
+	"bothy/server/internal/kernel/watched"
 	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/jobs"
@@ -82,6 +83,10 @@ type Modules struct {
 	// process swaps its roots when egress.extra_ca_file changes
 	// (ca_reload.go).
 	WebhookEgress *egress.Client
+	// Changes is the hub of the facts the modules keep in memory (token
+	// owners, standings, channels; ADR 0103); the process's watch of the
+	// database reports to it.
+	Changes *watched.Hub
 }
 
 // ModuleDeps are what BuildModules needs besides the configuration.
@@ -118,6 +123,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		UnitOfWork: pg.NewUnitOfWork(d.Pool, cfg.Database.TxRetryMax, cfg.Database.LockTimeout),
 		Audit:      auditpg.New(d.Pool, d.Clock),
 		Log:        syncpg.NewLog(d.Pool),
+		Changes:    &watched.Hub{},
 	}
 	var err error
 	if m.Events, err = syncpg.NewAppender(d.Clock, syncpg.NewWaker(d.Pool, d.Logger, cfg.Consumer.PollInterval),
@@ -145,22 +151,26 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	chatStore := chatpg.NewStore(d.Pool)
 	grantStore := azpg.NewGrants(d.Pool)
 	if m.Authorizer, err = azapp.NewAuthorizer(azapp.Deps{
-		Grants: grantStore, Memberships: chatStore, Recorder: m.Audit, Clock: d.Clock, Meter: d.Meter,
-	}, azapp.Options{StepUpMaxAge: cfg.Identity.StepUpMaxAge}); err != nil {
+		Grants: grantStore, Memberships: chatStore, Recorder: m.Audit, Clock: d.Clock, Meter: d.Meter, Changes: m.Changes,
+	}, azapp.Options{StepUpMaxAge: cfg.Identity.StepUpMaxAge,
+		StandingCacheTTL: cfg.Authz.StandingCacheTTL, StandingCacheEntries: cfg.Authz.StandingCacheEntries}); err != nil {
 		return nil, err
 	}
-	if m.Grants, err = azapp.NewGrants(grantStore, d.Clock); err != nil {
+	if m.Grants, err = azapp.NewGrants(grantStore, d.Clock, m.Changes); err != nil {
 		return nil, err
 	}
 	if m.Chat, err = chatapp.NewService(chatapp.Deps{
 		Store: chatStore, UnitOfWork: m.UnitOfWork, Authorizer: m.Authorizer, Events: m.Events, Audit: m.Audit, Clock: d.Clock,
+		Changes: m.Changes,
 	}, chatapp.Options{
-		MessageMaxBytes:  int(cfg.Chat.MessageMaxBytes),
-		NameMaxChars:     cfg.Chat.NameMaxChars,
-		PageSizeDefault:  cfg.Chat.PageSizeDefault,
-		PageSizeMax:      cfg.Chat.PageSizeMax,
-		PostGatherMax:    cfg.Chat.PostGatherMax,
-		PostGatherGroups: cfg.Chat.PostGatherGroups,
+		ChannelCacheTTL:     cfg.Chat.ChannelCacheTTL,
+		ChannelCacheEntries: cfg.Chat.ChannelCacheEntries,
+		MessageMaxBytes:     int(cfg.Chat.MessageMaxBytes),
+		NameMaxChars:        cfg.Chat.NameMaxChars,
+		PageSizeDefault:     cfg.Chat.PageSizeDefault,
+		PageSizeMax:         cfg.Chat.PageSizeMax,
+		PostGatherMax:       cfg.Chat.PostGatherMax,
+		PostGatherGroups:    cfg.Chat.PostGatherGroups,
 	}); err != nil {
 		return nil, err
 	}
@@ -175,6 +185,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 	}
 	if m.Identity, err = idapp.New(idapp.Deps{
 		UnitOfWork: m.UnitOfWork, Store: idpg.New(d.Pool), Authorizer: m.Authorizer, Audit: m.Audit, AppFacts: appsStore, Clock: d.Clock,
+		Changes: m.Changes,
 	}, idOpts); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"bothy/server/internal/apps/adapters/deliveryjobs"
-	idpg "bothy/server/internal/identity/adapters/postgres"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/platform/egress"
 	"bothy/server/internal/platform/httpserver"
@@ -375,7 +374,7 @@ func (p *Process) start(ctx context.Context, servers *[]*http.Server, failed cha
 	if !p.role.serves() {
 		return nil
 	}
-	p.watchCredentials(ctx)
+	p.watchChanges(ctx)
 	api := &http.Server{
 		Addr:              p.cfg.HTTP.ListenAddress,
 		Handler:           p.api,
@@ -388,19 +387,19 @@ func (p *Process) start(ctx context.Context, servers *[]*http.Server, failed cha
 	return nil
 }
 
-// watchCredentials lets the identity module's cache of token owners serve
-// while this process hears of every change of credentials (ADR 0102); the
-// watch ends with ctx and close waits for it. Without a cache
-// (Service.CachesTokens) nothing listens.
-func (p *Process) watchCredentials(ctx context.Context) {
-	if !p.modules.Identity.CachesTokens() {
+// watchChanges lets the caches of the modules (token owners, standings,
+// channels) serve while this process hears of every change of what they
+// keep (ADR 0102, ADR 0103); the watch ends with ctx and close waits for
+// it. Without a cache (an empty hub) nothing listens.
+func (p *Process) watchChanges(ctx context.Context) {
+	if p.modules.Changes.Empty() {
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		idpg.WatchCredentials(ctx, p.pool, p.modules.Identity, p.cfg.Identity.TokenCacheRetry, p.log)
+		pg.WatchChanges(ctx, p.pool, p.modules.Changes, p.cfg.Database.WatchRetry, p.log)
 	}()
 	p.closers = append(p.closers, func() {
 		cancel()

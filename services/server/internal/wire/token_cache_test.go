@@ -97,13 +97,15 @@ func call(t *testing.T, addr, method, path, token, body string) (int, string) {
 	return res.StatusCode, string(out)
 }
 
-// TestAPIProcessWithoutTokenCacheLooksEveryTokenUp: with
-// identity.token_cache_ttl 0 the process keeps no owners and opens no
-// watch, so a revocation no notification reports applies at once.
-func TestAPIProcessWithoutTokenCacheLooksEveryTokenUp(t *testing.T) {
+// TestAPIProcessWithoutCachesLooksEverythingUp: with
+// identity.token_cache_ttl, authz.standing_cache_ttl and
+// chat.channel_cache_ttl 0 the process keeps nothing in memory and opens
+// no watch, so a revocation no notification reports applies at once.
+func TestAPIProcessWithoutCachesLooksEverythingUp(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := startProcessIn(t, w, wire.RoleAPI, wire.Deps{}, "BOTHY_IDENTITY_TOKEN_CACHE_TTL=0s")
+	a := startProcessIn(t, w, wire.RoleAPI, wire.Deps{}, "BOTHY_IDENTITY_TOKEN_CACHE_TTL=0s",
+		"BOTHY_AUTHZ_STANDING_CACHE_TTL=0s", "BOTHY_CHAT_CHANNEL_CACHE_TTL=0s")
 	waitReady(t, a.operator)
 	ctx := context.Background()
 	token := signInRobin(t, w, a.api)
@@ -116,6 +118,6 @@ func TestAPIProcessWithoutTokenCacheLooksEveryTokenUp(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, code)
 	var listening int
 	require.NoError(t, w.db.App.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND query = 'LISTEN bothy_credentials'`).Scan(&listening))
+		WHERE datname = current_database() AND query = 'LISTEN bothy_changes'`).Scan(&listening))
 	require.Zero(t, listening, "no watch without a cache")
 }

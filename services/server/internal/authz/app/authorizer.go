@@ -20,6 +20,7 @@ import (
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/kernel/watched"
 	"bothy/server/internal/platform/otel/attr"
 )
 
@@ -28,6 +29,12 @@ type Options struct {
 	// StepUpMaxAge is identity.step_up_max_age: how long a step-up counts
 	// for the actions that require one. Positive.
 	StepUpMaxAge time.Duration
+	// StandingCacheTTL and StandingCacheEntries are
+	// authz.standing_cache_ttl and authz.standing_cache_entries: how long
+	// and for how many persons the Authorizer keeps a person's standing in
+	// memory (ADR 0103); 0 keeps none.
+	StandingCacheTTL     time.Duration
+	StandingCacheEntries int
 }
 
 // Deps are the collaborators of the Authorizer.
@@ -43,6 +50,9 @@ type Deps struct {
 	// Meter provides the counter bothy.authz.decisions; nil records
 	// nothing.
 	Meter metric.MeterProvider
+	// Changes is the process's hub of watched facts (ADR 0103): the cache
+	// of standings joins it. Nil gives the Authorizer a hub of its own.
+	Changes *watched.Hub
 }
 
 // Authorizer implements kernel/authorize.Authorizer: it loads the facts a
@@ -54,6 +64,10 @@ type Authorizer struct {
 	clock       clock.Clock
 	opts        Options
 	decisions   metric.Int64Counter
+	// persons keeps the standing of persons across units of work (ADR
+	// 0103); an app's standing is always read, so the check before every
+	// delivery attempt sees the app's grants of that moment.
+	persons *watched.Cache[ids.ID, standing]
 }
 
 var _ authorize.Authorizer = (*Authorizer)(nil)
@@ -76,8 +90,16 @@ func NewAuthorizer(d Deps, o Options) (*Authorizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	persons := watched.NewCache(o.StandingCacheTTL, o.StandingCacheEntries, func(id ids.ID, _ standing) ids.ID { return id })
+	if persons.On() {
+		changes := d.Changes
+		if changes == nil {
+			changes = &watched.Hub{}
+		}
+		changes.Add(persons)
+	}
 	return &Authorizer{grants: d.Grants, memberships: d.Memberships, recorder: d.Recorder, clock: d.Clock,
-		opts: o, decisions: decisions}, nil
+		opts: o, decisions: decisions, persons: persons}, nil
 }
 
 // Authorize implements authorize.Authorizer.
@@ -139,7 +161,7 @@ func (a *Authorizer) Preload(ctx context.Context, action authorize.Action, ps ..
 	var need []actor.Principal
 	seen := map[ids.ID]bool{}
 	for _, p := range ps {
-		if !domain.NeedsStanding(p, action) || seen[p.ID] || memo.has(p.ID) {
+		if !domain.NeedsStanding(p, action) || seen[p.ID] || memo.has(p.ID) || a.remembered(ctx, memo, p) {
 			continue
 		}
 		seen[p.ID] = true
@@ -201,11 +223,28 @@ func (a *Authorizer) standing(ctx context.Context, p actor.Principal) (standing,
 	if s, found := memo.get(p.ID); found {
 		return s, nil
 	}
+	if a.remembered(ctx, memo, p) {
+		s, _ := memo.get(p.ID)
+		return s, nil
+	}
 	if err := a.load(ctx, memo, []actor.Principal{p}); err != nil {
 		return standing{}, err
 	}
 	s, _ := memo.get(p.ID)
 	return s, nil
+}
+
+// remembered copies the standing of p from the cache of persons into memo
+// when the cache may serve it, and reports whether it did.
+func (a *Authorizer) remembered(ctx context.Context, memo *standings, p actor.Principal) bool {
+	if p.Kind != actor.KindPerson {
+		return false
+	}
+	s, ok := a.persons.Get(ctx, p.ID, a.clock.Now())
+	if ok {
+		memo.set(p.ID, s)
+	}
+	return ok
 }
 
 // load reads the facts of ps into memo in one round trip (txn.Together),
@@ -237,9 +276,11 @@ func (a *Authorizer) load(ctx context.Context, memo *standings, ps []actor.Princ
 			return nil
 		})
 	}
+	generation := a.persons.Begin()
 	if err := txn.Together(ctx, loads...); err != nil {
 		return err
 	}
+	now := a.clock.Now()
 	for _, p := range ps {
 		s := standing{grants: grants[p.ID]}
 		if p.Kind == actor.KindPerson {
@@ -247,6 +288,7 @@ func (a *Authorizer) load(ctx context.Context, memo *standings, ps []actor.Princ
 			for _, m := range memberships[p.ID] {
 				s.memberships[m.SpaceID] = authz.Level(m.Level)
 			}
+			a.persons.Put(ctx, generation, p.ID, s, now, time.Time{})
 		}
 		memo.set(p.ID, s)
 	}

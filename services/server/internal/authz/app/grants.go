@@ -9,24 +9,31 @@ import (
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/watched"
 )
 
 // Grants implements authz.Grants over a GrantStore. It validates input and
 // stamps new grants; it does not authorize (the calling use case has).
 type Grants struct {
-	store GrantStore
-	clock clock.Clock
+	store   GrantStore
+	clock   clock.Clock
+	changes *watched.Hub
 }
 
 var _ authz.Grants = (*Grants)(nil)
 
-// NewGrants returns the grants service. It returns an error for a nil
-// dependency.
-func NewGrants(store GrantStore, clk clock.Clock) (*Grants, error) {
+// NewGrants returns the grants service. Every grant and revocation is
+// reported to changes at its commit, so the caches of the process forget
+// the subject's standing (ADR 0103); nil reports to nobody. It returns an
+// error for a nil store or clock.
+func NewGrants(store GrantStore, clk clock.Clock, changes *watched.Hub) (*Grants, error) {
 	if store == nil || clk == nil {
 		return nil, errors.New("authz: NewGrants needs a store and a clock")
 	}
-	return &Grants{store: store, clock: clk}, nil
+	if changes == nil {
+		changes = &watched.Hub{}
+	}
+	return &Grants{store: store, clock: clk, changes: changes}, nil
 }
 
 // Grant implements authz.Grants. A Zero SubjectID or CreatedBy is the
@@ -53,6 +60,7 @@ func (g *Grants) Grant(ctx context.Context, in authz.NewGrant) (authz.Grant, err
 	}
 	out := authz.Grant{ID: id, SubjectID: in.SubjectID, Level: in.Level, SpaceID: in.SpaceID,
 		ChannelID: in.ChannelID, CreatedBy: in.CreatedBy, CreatedAt: now}
+	g.changes.ChangedAtCommit(ctx, in.SubjectID)
 	if err := g.store.InsertGrant(ctx, out); err != nil {
 		return authz.Grant{}, err
 	}
@@ -61,6 +69,7 @@ func (g *Grants) Grant(ctx context.Context, in authz.NewGrant) (authz.Grant, err
 
 // Revoke implements authz.Grants.
 func (g *Grants) Revoke(ctx context.Context, subjectID, grantID ids.ID) error {
+	g.changes.ChangedAtCommit(ctx, subjectID)
 	found, err := g.store.DeleteGrant(ctx, subjectID, grantID)
 	if err != nil {
 		return err

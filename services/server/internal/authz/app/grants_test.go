@@ -16,7 +16,7 @@ import (
 
 func grantsOf(t *testing.T, b *testBundle) *azapp.Grants {
 	t.Helper()
-	g, err := azapp.NewGrants(azpg.NewGrants(b.db.App), b.clock)
+	g, err := azapp.NewGrants(azpg.NewGrants(b.db.App), b.clock, nil)
 	require.NoError(t, err)
 	return g
 }

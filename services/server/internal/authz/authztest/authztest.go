@@ -24,6 +24,7 @@ import (
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/watched"
 	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/platform/pg/pgtest"
 )
@@ -106,7 +107,7 @@ func BuildWorld(t testing.TB, db *pgtest.DB, clk clock.Clock) World {
 		require.NoError(t, chat.InsertMember(ctx, chatdomain.Member{SpaceID: w.Support, PersonID: p.ID,
 			Level: chatdomain.LevelWrite, CreatedAt: now}))
 	}
-	grants, err := azapp.NewGrants(azpg.NewGrants(db.App), clk)
+	grants, err := azapp.NewGrants(azpg.NewGrants(db.App), clk, nil)
 	require.NoError(t, err)
 	w.G6, err = grants.Grant(ctx, authz.NewGrant{SubjectID: w.Tracker.ID, Level: authz.LevelWrite,
 		SpaceID: w.Support, ChannelID: w.Eskalation, CreatedBy: w.Robin.ID})
@@ -120,13 +121,28 @@ func BuildWorld(t testing.TB, db *pgtest.DB, clk clock.Clock) World {
 // nil.
 func NewAuthorizer(t testing.TB, db *pgtest.DB, clk clock.Clock, meter metric.MeterProvider) *azapp.Authorizer {
 	t.Helper()
+	return newAuthorizer(t, db, clk, meter, nil, azapp.Options{StepUpMaxAge: StepUpMaxAge})
+}
+
+// NewCachingAuthorizer is NewAuthorizer with the cache of persons'
+// standings on (a minute, 100 persons; ADR 0103), joined to changes. It
+// serves only while a watch reports to changes (pgtest.DB.WatchChanges).
+func NewCachingAuthorizer(t testing.TB, db *pgtest.DB, clk clock.Clock, changes *watched.Hub) *azapp.Authorizer {
+	t.Helper()
+	return newAuthorizer(t, db, clk, nil, changes,
+		azapp.Options{StepUpMaxAge: StepUpMaxAge, StandingCacheTTL: time.Minute, StandingCacheEntries: 100})
+}
+
+func newAuthorizer(t testing.TB, db *pgtest.DB, clk clock.Clock, meter metric.MeterProvider, changes *watched.Hub, o azapp.Options) *azapp.Authorizer {
+	t.Helper()
 	az, err := azapp.NewAuthorizer(azapp.Deps{
 		Grants:      azpg.NewGrants(db.App),
 		Memberships: chatpg.NewStore(db.App),
 		Recorder:    auditpg.New(db.App, clk),
 		Clock:       clk,
 		Meter:       meter,
-	}, azapp.Options{StepUpMaxAge: StepUpMaxAge})
+		Changes:     changes,
+	}, o)
 	require.NoError(t, err)
 	return az
 }

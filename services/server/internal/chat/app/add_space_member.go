@@ -39,6 +39,8 @@ func (s *Service) AddSpaceMember(ctx context.Context, cmd AddSpaceMember) (domai
 			return errs.Validation(errs.Field("/level", domain.CodeEnum))
 		}
 		m := domain.Member{SpaceID: sp.ID, PersonID: cmd.PersonID, Level: cmd.Level, CreatedAt: s.now()}
+		// The person's cached standing lacks the membership (ADR 0103).
+		s.changes.ChangedAtCommit(ctx, m.PersonID)
 		if err := s.store.InsertMember(ctx, m); err != nil {
 			return err
 		}

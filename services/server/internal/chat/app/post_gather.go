@@ -124,7 +124,7 @@ func (s *Service) postTogether(ctx context.Context, group []*gatheredPost) error
 		}
 	}
 	err := txn.Together(ctx, func(ctx context.Context) error {
-		found, err := s.store.ChannelsByIDs(ctx, channelIDs)
+		found, err := s.channelsByIDs(ctx, channelIDs)
 		for _, c := range found {
 			*channels[c.ID] = c
 		}

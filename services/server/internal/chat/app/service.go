@@ -16,6 +16,7 @@ import (
 	"bothy/server/internal/kernel/gather"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/kernel/watched"
 )
 
 // Options configure the chat use cases.
@@ -40,9 +41,15 @@ type Options struct {
 	// of gathered posts that run at once; a post waits only while that
 	// many run. At least 1.
 	PostGatherGroups int
+	// ChannelCacheTTL and ChannelCacheEntries are chat.channel_cache_ttl
+	// and chat.channel_cache_entries: how long and how many channels the
+	// Service keeps in memory (ADR 0103); 0 keeps none.
+	ChannelCacheTTL     time.Duration
+	ChannelCacheEntries int
 }
 
-// Deps are the collaborators of the chat use cases; all are required.
+// Deps are the collaborators of the chat use cases; all are required but
+// Changes.
 type Deps struct {
 	// Store persists the chat tree.
 	Store Store
@@ -56,6 +63,11 @@ type Deps struct {
 	Audit auditing.Recorder
 	// Clock stamps rows and events.
 	Clock clock.Clock
+	// Changes is the process's hub of watched facts (ADR 0103): the cache
+	// of channels joins it, and a new membership is reported to it (the
+	// Authorizer's cache of standings hears it). Nil gives the Service a
+	// hub of its own.
+	Changes *watched.Hub
 }
 
 // Service runs the chat use cases. The acting principal is actor.From(ctx)
@@ -73,6 +85,9 @@ type Service struct {
 	opts   Options
 	// posts gathers the posts that arrive together (ADR 0098).
 	posts *gather.Queue[gatheredPost]
+	// channels keeps channels across units of work (ADR 0103).
+	channels *watched.Cache[ids.ID, domain.Channel]
+	changes  *watched.Hub
 }
 
 // NewService returns the chat service. It returns an error for a missing
@@ -92,7 +107,14 @@ func NewService(d Deps, o Options) (*Service, error) {
 		return nil, errors.New("chat: chat.post_gather_max and chat.post_gather_groups must be at least 1")
 	}
 	s := &Service{store: d.Store, uow: d.UnitOfWork, az: d.Authorizer, events: d.Events, audit: d.Audit,
-		clock: d.Clock, opts: o}
+		clock: d.Clock, opts: o, changes: d.Changes,
+		channels: watched.NewCache(o.ChannelCacheTTL, o.ChannelCacheEntries, func(id ids.ID, _ domain.Channel) ids.ID { return id })}
+	if s.changes == nil {
+		s.changes = &watched.Hub{}
+	}
+	if s.channels.On() {
+		s.changes.Add(s.channels)
+	}
 	var err error
 	if s.posts, err = gather.New(o.PostGatherMax, o.PostGatherGroups, s.postGroup, abandonPosts); err != nil {
 		return nil, err
@@ -169,7 +191,7 @@ func (s *Service) channel(ctx context.Context, id ids.ID, action authorize.Actio
 		func(ctx context.Context) error {
 			var found bool
 			var err error
-			ch, found, err = s.store.ChannelByID(ctx, id)
+			ch, found, err = s.channelByID(ctx, id)
 			if err == nil && !found {
 				err = errs.NotFound()
 			}
@@ -178,6 +200,50 @@ func (s *Service) channel(ctx context.Context, id ids.ID, action authorize.Actio
 		func(ctx context.Context) error { return s.az.Preload(ctx, action, actor.From(ctx)) },
 	)
 	return ch, err
+}
+
+// channelByID returns the channel id from the cache of channels when it
+// may serve it, else from the store, whose answer the cache keeps unless a
+// change arrived meanwhile. An unknown channel is never cached.
+func (s *Service) channelByID(ctx context.Context, id ids.ID) (domain.Channel, bool, error) {
+	now := s.clock.Now()
+	if ch, ok := s.channels.Get(ctx, id, now); ok {
+		return ch, true, nil
+	}
+	generation := s.channels.Begin()
+	ch, found, err := s.store.ChannelByID(ctx, id)
+	if err == nil && found {
+		s.channels.Put(ctx, generation, id, ch, now, time.Time{})
+	}
+	return ch, found, err
+}
+
+// channelsByIDs returns those of channelIDs that exist, from the cache of
+// channels where it may serve them and from the store (one statement, none
+// when the cache served all) for the others, as channelByID.
+func (s *Service) channelsByIDs(ctx context.Context, channelIDs []ids.ID) ([]domain.Channel, error) {
+	now := s.clock.Now()
+	out := make([]domain.Channel, 0, len(channelIDs))
+	var missing []ids.ID
+	for _, id := range channelIDs {
+		if ch, ok := s.channels.Get(ctx, id, now); ok {
+			out = append(out, ch)
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	generation := s.channels.Begin()
+	found, err := s.store.ChannelsByIDs(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range found {
+		s.channels.Put(ctx, generation, ch.ID, ch, now, time.Time{})
+	}
+	return append(out, found...), nil
 }
 
 // liveMessage loads and locks a live message; an unknown or deleted ID is

@@ -57,22 +57,3 @@ func (s *Service) Authenticate(ctx context.Context, token string) (actor.Princip
 			GrantedScopes: slices.Clone(facts.GrantedScopes)}, nil
 	}
 }
-
-// lookupToken finds the owner of a token of kind with hash: from the cache
-// while it may serve it, else from the store, whose answer the cache keeps
-// unless a change of credentials arrived while the store was asked.
-func (s *Service) lookupToken(ctx context.Context, kind domain.TokenKind, hash domain.TokenHash) (TokenOwner, bool, error) {
-	if !s.tokens.on() {
-		return s.store.LookupToken(ctx, kind, hash, s.clock.Now())
-	}
-	if owner, ok := s.tokens.get(kind, hash, s.clock.Now()); ok {
-		return owner, true, nil
-	}
-	generation := s.tokens.begin()
-	now := s.clock.Now()
-	owner, ok, err := s.store.LookupToken(ctx, kind, hash, now)
-	if err == nil && ok {
-		s.tokens.put(generation, kind, hash, owner, now)
-	}
-	return owner, ok, err
-}

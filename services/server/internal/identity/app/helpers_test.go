@@ -58,7 +58,7 @@ type testBundle struct {
 func setup(t testing.TB) *testBundle {
 	t.Helper()
 	b := newBundle(t)
-	b.env.WatchCredentials(t, nil)
+	b.env.WatchChanges(t, nil)
 	return b
 }
 

@@ -20,6 +20,7 @@ import (
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
+	"bothy/server/internal/kernel/watched"
 )
 
 // ReasonEmailTaken is the conflict reason of a person whose email another
@@ -76,6 +77,10 @@ type Deps struct {
 	Clock clock.Clock
 	// Random makes tokens, salts and IDs; nil means crypto/rand.
 	Random io.Reader
+	// Changes is the process's hub of watched facts (ADR 0103): the
+	// cache of token owners joins it, and the use cases that change
+	// credentials report to it. Nil gives the Service a hub of its own.
+	Changes *watched.Hub
 }
 
 // core is what the Service and the Bootstrap share.
@@ -95,7 +100,9 @@ type Service struct {
 	az       authorize.Authorizer
 	appFacts identity.AppFactsSource
 	// tokens caches the owners of tokens (ADR 0102).
-	tokens *tokenCache
+	tokens *watched.Cache[domain.TokenHash, cachedOwner]
+	// changes hears the changes of credentials (ADR 0103).
+	changes *watched.Hub
 	// dummyHash is verified when a sign-in names an unknown email, so that
 	// the answer takes as long as for a wrong password.
 	dummyHash string
@@ -104,7 +111,6 @@ type Service struct {
 var (
 	_ identity.Authenticator = (*Service)(nil)
 	_ identity.Principals    = (*Service)(nil)
-	_ CredentialEvents       = (*Service)(nil)
 )
 
 // New returns the Service. It hashes one random password with the
@@ -127,8 +133,16 @@ func New(d Deps, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	changes := d.Changes
+	if changes == nil {
+		changes = &watched.Hub{}
+	}
+	tokens := newTokenCache(o)
+	if tokens.On() {
+		changes.Add(tokens)
+	}
 	return &Service{core: c, az: d.Authorizer, appFacts: d.AppFacts, dummyHash: dummy,
-		tokens: newTokenCache(o.TokenCacheTTL, o.TokenCacheEntries)}, nil
+		tokens: tokens, changes: changes}, nil
 }
 
 func newCore(uow txn.UnitOfWork, store Store, audit auditing.Recorder, clk clock.Clock, random io.Reader, o Options) (core, error) {

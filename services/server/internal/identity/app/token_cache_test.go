@@ -13,52 +13,15 @@ import (
 	"bothy/server/internal/kernel/actor"
 	"bothy/server/internal/kernel/errs"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/watched/watchedtest"
 )
 
-// reportedEvents passes the watch's reports to the Service (unless
-// dropChanges) and tells the test of every change it saw.
-type reportedEvents struct {
-	app.CredentialEvents
-	dropChanges bool
-	changed     chan ids.ID
-}
-
-func (r *reportedEvents) Changed(id ids.ID) {
-	if !r.dropChanges {
-		r.CredentialEvents.Changed(id)
-	}
-	r.changed <- id
-}
-
-func (r *reportedEvents) ChangedAll() {
-	if !r.dropChanges {
-		r.CredentialEvents.ChangedAll()
-	}
-	r.changed <- ids.Zero
-}
-
-// awaitChange waits for the watch to report a change of want (ids.Zero: of
-// everyone).
-func (r *reportedEvents) awaitChange(t *testing.T, want ids.ID) {
-	t.Helper()
-	for {
-		select {
-		case got := <-r.changed:
-			if got == want {
-				return
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("the watch reported no change of %v within 30 s", want)
-		}
-	}
-}
-
-// setupWatched is setup with the watch reporting through a reportedEvents.
-func setupWatched(t *testing.T, dropChanges bool) (*testBundle, *reportedEvents) {
+// setupWatched is setup with the watch reporting through a watchedtest.Reported.
+func setupWatched(t *testing.T, dropChanges bool) (*testBundle, *watchedtest.Reported) {
 	t.Helper()
 	b := newBundle(t)
-	r := &reportedEvents{CredentialEvents: b.env.Service, dropChanges: dropChanges, changed: make(chan ids.ID, 64)}
-	b.env.WatchCredentials(t, r)
+	r := watchedtest.NewReported(b.env.Changes, dropChanges)
+	b.env.WatchChanges(t, r)
 	return b, r
 }
 
@@ -89,7 +52,7 @@ func TestTokenCacheAnswersFromMemory(t *testing.T) {
 
 	ownerExec(t, b, `ALTER TABLE sessions ENABLE TRIGGER sessions_credentials_changed`)
 	ownerExec(t, b, `UPDATE sessions SET revoked_at = $1 WHERE id = $2`, t0, robin.SessionID)
-	r.awaitChange(t, robin.ID)
+	r.AwaitChange(t, robin.ID)
 	_, err = b.env.Service.Authenticate(ctx, token)
 	requireCode(t, err, errs.CodeUnauthorized)
 
@@ -170,9 +133,9 @@ func TestTokenCacheHearsChangesMadeElsewhere(t *testing.T) {
 			}
 			ownerExec(t, b, tc.change, args...)
 			if tc.everyone {
-				r.awaitChange(t, ids.Zero)
+				r.AwaitChange(t, ids.Zero)
 			} else {
-				r.awaitChange(t, principal)
+				r.AwaitChange(t, principal)
 			}
 			got, err := b.env.Service.Authenticate(context.Background(), token)
 			if tc.wantRole == "" {
@@ -238,32 +201,17 @@ func TestTokenCacheServesNothingWithoutItsWatch(t *testing.T) {
 	_, err := b.env.Service.Authenticate(ctx, token)
 	requireCode(t, err, errs.CodeUnauthorized)
 
-	lost := &lostEvents{CredentialEvents: b.env.Service, lost: make(chan struct{}, 8)}
-	b.env.WatchCredentials(t, lost)
+	lost := watchedtest.NewReported(b.env.Changes, false)
+	b.env.WatchChanges(t, lost)
 	token, sam := b.env.SignIn(t, "sam@example.com")
 	var terminated bool
 	require.NoError(t, b.db.App.QueryRow(ctx, `SELECT bool_or(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE datname = current_database() AND query = 'LISTEN bothy_credentials'`).Scan(&terminated))
+		WHERE datname = current_database() AND query = 'LISTEN bothy_changes'`).Scan(&terminated))
 	require.True(t, terminated, "the watch's connection was found")
-	select {
-	case <-lost.lost:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch did not report its connection's end within 30 s")
-	}
+	lost.AwaitLost(t)
 	ownerExec(t, b, `UPDATE sessions SET revoked_at = $1 WHERE id = $2`, t0, sam.SessionID)
 	_, err = b.env.Service.Authenticate(ctx, token)
 	requireCode(t, err, errs.CodeUnauthorized)
-}
-
-// lostEvents tells the test of every Lost.
-type lostEvents struct {
-	app.CredentialEvents
-	lost chan struct{}
-}
-
-func (l *lostEvents) Lost() {
-	l.CredentialEvents.Lost()
-	l.lost <- struct{}{}
 }
 
 // BenchmarkAuthenticate authenticates one session token over and over, in
@@ -280,7 +228,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			bundle := newBundle(b)
 			if cached {
-				bundle.env.WatchCredentials(b, nil)
+				bundle.env.WatchChanges(b, nil)
 			}
 			bundle.env.AddPerson(b, "robin@example.com", "Robin", actor.RoleOwner)
 			token, _ := bundle.env.SignIn(b, "robin@example.com")

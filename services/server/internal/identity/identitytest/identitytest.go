@@ -10,12 +10,8 @@ package identitytest
 import (
 	"context"
 	"crypto/rand"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy/server/internal/identity"
 	"bothy/server/internal/identity/adapters/postgres"
@@ -25,6 +21,7 @@ import (
 	"bothy/server/internal/kernel/authorize"
 	"bothy/server/internal/kernel/clock"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/kernel/watched"
 	"bothy/server/internal/platform/auditpg"
 	"bothy/server/internal/platform/pg"
 	"bothy/server/internal/platform/pg/pgtest"
@@ -45,7 +42,7 @@ func Options() app.Options {
 
 // WithTokenCache returns o with the cache of token owners on (ADR 0102):
 // entries live a minute, at most 100. The cache serves only while a watch
-// runs (Env.WatchCredentials).
+// runs (Env.WatchChanges).
 func WithTokenCache(o app.Options) app.Options {
 	o.TokenCacheTTL = time.Minute
 	o.TokenCacheEntries = 100
@@ -61,8 +58,11 @@ type Env struct {
 	// Store is the PostgreSQL store.
 	Store *postgres.Store
 
+	// Changes is the hub the Service's cache joins (ADR 0103).
+	Changes *watched.Hub
+
 	clock clock.Clock
-	pool  *pgxpool.Pool
+	db    *pgtest.DB
 }
 
 // New returns an Env over db with clk, deciding with az and reading app
@@ -72,7 +72,9 @@ func New(t testing.TB, db *pgtest.DB, clk clock.Clock, az authorize.Authorizer, 
 	store := postgres.New(db.App)
 	uow := pg.NewUnitOfWork(db.App, 3, 5*time.Second)
 	audit := auditpg.New(db.App, clk)
-	svc, err := app.New(app.Deps{UnitOfWork: uow, Store: store, Authorizer: az, Audit: audit, AppFacts: facts, Clock: clk}, o)
+	changes := &watched.Hub{}
+	svc, err := app.New(app.Deps{UnitOfWork: uow, Store: store, Authorizer: az, Audit: audit, AppFacts: facts, Clock: clk,
+		Changes: changes}, o)
 	if err != nil {
 		t.Fatalf("identitytest: %v", err)
 	}
@@ -80,45 +82,19 @@ func New(t testing.TB, db *pgtest.DB, clk clock.Clock, az authorize.Authorizer, 
 	if err != nil {
 		t.Fatalf("identitytest: %v", err)
 	}
-	return &Env{Service: svc, Bootstrap: boot, Store: store, clock: clk, pool: db.App}
+	return &Env{Service: svc, Bootstrap: boot, Store: store, Changes: changes, clock: clk, db: db}
 }
 
-// WatchCredentials runs postgres.WatchCredentials for the rest of the test
-// and returns once it listens. It reports to events, or to the Service
-// when events is nil (a test that wraps the Service passes its wrapper).
-func (e *Env) WatchCredentials(t testing.TB, events app.CredentialEvents) {
+// WatchChanges runs the watch of changes (pg.WatchChanges) for the rest
+// of the test and returns once it listens. It reports to events, or to the
+// Env's hub (Changes) when events is nil (a test that observes the reports
+// passes a wrapper of Changes).
+func (e *Env) WatchChanges(t testing.TB, events watched.Events) {
 	t.Helper()
 	if events == nil {
-		events = e.Service
+		events = e.Changes
 	}
-	w := &firstWatch{CredentialEvents: events, listening: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		postgres.WatchCredentials(ctx, e.pool, w, 20*time.Millisecond, slog.New(slog.DiscardHandler))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	select {
-	case <-w.listening:
-	case <-time.After(30 * time.Second):
-		t.Fatal("identitytest: WatchCredentials did not listen within 30 s")
-	}
-}
-
-// firstWatch closes listening at the first Watching.
-type firstWatch struct {
-	app.CredentialEvents
-	once      sync.Once
-	listening chan struct{}
-}
-
-func (w *firstWatch) Watching() {
-	w.CredentialEvents.Watching()
-	w.once.Do(func() { close(w.listening) })
+	e.db.WatchChanges(t, events)
 }
 
 // AddPerson stores a person with Password and role directly, without
