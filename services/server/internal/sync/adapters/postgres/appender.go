@@ -117,6 +117,7 @@ func (a *Appender) AppendAll(ctx context.Context, evs []eventlog.Event) ([]event
 		SpaceIds: make([]ids.ID, n), ChannelIds: make([]ids.ID, n), ThreadIds: make([]ids.ID, n),
 		AudiencePrincipalIds: make([]ids.ID, n), ReceiveActions: make([]string, n), ActorIds: make([]ids.ID, n),
 		Payloads: make([][]byte, n), Truncateds: make([]bool, n), OccurredAts: make([]time.Time, n),
+		Ords: make([]int32, n),
 	}
 	for i, ev := range evs {
 		prepared, err := domain.PrepareAppend(ev, a.opts.PayloadTextMaxBytes)
@@ -129,6 +130,7 @@ func (a *Appender) AppendAll(ctx context.Context, evs []eventlog.Event) ([]event
 			ev.ThreadID, ev.AudiencePrincipalID
 		p.ReceiveActions[i], p.ActorIds[i], p.Payloads[i], p.Truncateds[i], p.OccurredAts[i] =
 			string(prepared.Info.ReceiveAction), ev.ActorID, prepared.Payload, prepared.Truncated, at
+		p.Ords[i] = int32(i + 1)
 	}
 
 	if _, queued := wakeQueued.GetOrSet(ctx, true); !queued {
