@@ -33,6 +33,7 @@ func TestAPIProcessesHearEachOthersSignOuts(t *testing.T) {
 	b := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
 	waitReady(t, a.operator)
 	waitReady(t, b.operator)
+	waitWatching(t, w, 2)
 	ctx := context.Background()
 
 	token := signInRobin(t, w, a.api)
@@ -59,22 +60,52 @@ func TestAPIProcessesHearEachOthersSignOuts(t *testing.T) {
 	}, 30*time.Second, 5*time.Millisecond, "the reported change reaches the other process")
 }
 
+// waitWatching waits until n processes listen for changes in w's
+// database (the watch's LISTEN done, ADR 0103): a process that serves
+// before its watch listens reads everything from the database, which a
+// test of what is answered from memory must not meet. Readiness does not
+// wait for the watch: such a process is correct, only slower.
+func waitWatching(t *testing.T, w world, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var listening int
+		require.NoError(t, w.db.App.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query = 'LISTEN bothy_changes' AND state = 'idle'`).Scan(&listening))
+		return listening == n
+	}, 30*time.Second, 5*time.Millisecond, "%d processes listen for changes", n)
+}
+
 // signInRobin stores the owner Robin in w's database and signs Robin in
 // through the API listener at addr; it returns the session token.
 func signInRobin(t *testing.T, w world, addr string) string {
 	t.Helper()
-	hash, err := iddomain.HashPassword("correct horse battery staple", iddomain.Params{MemoryKiB: iddomain.MinMemoryKiB, Iterations: 1, Parallelism: 1}, rand.Reader)
+	token, _ := signInPerson(t, w, addr, "robin@example.com", "Robin", actor.RoleOwner)
+	return token
+}
+
+// signInPerson stores a person with email, name and role in w's database
+// and signs them in through the API listener at addr; it returns the
+// session token and the person's ID.
+func signInPerson(t *testing.T, w world, addr, email, name string, role actor.Role) (string, ids.ID) {
+	t.Helper()
+	// The process's own parameters: a hash made with others is renewed at
+	// the sign-in, an update of people whose notification would reach the
+	// other process at a moment the test does not know.
+	opts, err := wire.IdentityOptions(w.config(t))
 	require.NoError(t, err)
-	require.NoError(t, idpg.New(w.db.App).CreatePerson(context.Background(), idapp.Person{ID: ids.New(), Email: "robin@example.com",
-		DisplayName: "Robin", Role: actor.RoleOwner, CreatedAt: time.Now()}, hash))
+	hash, err := iddomain.HashPassword("correct horse battery staple", opts.PasswordParams, rand.Reader)
+	require.NoError(t, err)
+	id := ids.New()
+	require.NoError(t, idpg.New(w.db.App).CreatePerson(context.Background(), idapp.Person{ID: id, Email: email,
+		DisplayName: name, Role: role, CreatedAt: time.Now()}, hash))
 	code, body := call(t, addr, http.MethodPost, "/api/v1/sessions", "",
-		`{"email":"robin@example.com","password":"correct horse battery staple"}`)
+		`{"email":"`+email+`","password":"correct horse battery staple"}`)
 	require.Equal(t, http.StatusCreated, code, body)
 	var session struct {
 		Token string `json:"token"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &session))
-	return session.Token
+	return session.Token, id
 }
 
 // call sends a request with an optional bearer token and JSON body to the
@@ -120,4 +151,54 @@ func TestAPIProcessWithoutCachesLooksEverythingUp(t *testing.T) {
 	require.NoError(t, w.db.App.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 		WHERE datname = current_database() AND query = 'LISTEN bothy_changes'`).Scan(&listening))
 	require.Zero(t, listening, "no watch without a cache")
+}
+
+// TestAPIProcessesHearEachOthersNewMembers: two API processes on one
+// database (ADR 0103). Both keep Sam's standing without a membership of
+// Marketing; Robin adds Sam through one of them, which answers Sam's next
+// request from the database at once, while the other answers from memory
+// as long as the trigger is off, and lets Sam in once a change is
+// reported.
+func TestAPIProcessesHearEachOthersNewMembers(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
+	b := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
+	waitReady(t, a.operator)
+	waitReady(t, b.operator)
+	waitWatching(t, w, 2)
+	ctx := context.Background()
+	robin := signInRobin(t, w, a.api)
+	sam, samID := signInPerson(t, w, b.api, "sam@example.com", "Sam", actor.RoleMember)
+
+	code, body := call(t, a.api, http.MethodPost, "/api/v1/spaces", robin, `{"name":"Marketing"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	var space struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &space))
+	channels := "/api/v1/spaces/" + space.ID + "/channels"
+	for _, addr := range []string{a.api, b.api} {
+		code, body = call(t, addr, http.MethodGet, channels, sam, "")
+		require.Equal(t, http.StatusNotFound, code, body)
+	}
+
+	_, err := w.db.Owner.Exec(ctx, `ALTER TABLE space_members DISABLE TRIGGER space_members_facts_changed`)
+	require.NoError(t, err)
+	code, body = call(t, a.api, http.MethodPost, "/api/v1/spaces/"+space.ID+"/members", robin,
+		`{"person_id":"`+samID.String()+`","level":"read"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	code, body = call(t, a.api, http.MethodGet, channels, sam, "")
+	require.Equal(t, http.StatusOK, code, "the process that added Sam forgets at once: %s", body)
+	code, _ = call(t, b.api, http.MethodGet, channels, sam, "")
+	require.Equal(t, http.StatusNotFound, code, "the other process answers from memory: no change was reported")
+
+	_, err = w.db.Owner.Exec(ctx, `ALTER TABLE space_members ENABLE TRIGGER space_members_facts_changed`)
+	require.NoError(t, err)
+	_, err = w.db.Owner.Exec(ctx, `UPDATE space_members SET level = level WHERE principal_id = $1`, samID)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		code, _ := call(t, b.api, http.MethodGet, channels, sam, "")
+		return code == http.StatusOK
+	}, 30*time.Second, 5*time.Millisecond, "the reported change reaches the other process")
 }
