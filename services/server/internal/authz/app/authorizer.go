@@ -51,7 +51,7 @@ type Deps struct {
 	// nothing.
 	Meter metric.MeterProvider
 	// Changes is the process's hub of watched facts (ADR 0103): the cache
-	// of standings joins it. Nil gives the Authorizer a hub of its own.
+	// of standings joins it. Nil keeps nothing in memory.
 	Changes *watched.Hub
 }
 
@@ -92,11 +92,7 @@ func NewAuthorizer(d Deps, o Options) (*Authorizer, error) {
 	}
 	persons := watched.NewCache(o.StandingCacheTTL, o.StandingCacheEntries, func(id ids.ID, _ standing) ids.ID { return id })
 	if persons.On() {
-		changes := d.Changes
-		if changes == nil {
-			changes = &watched.Hub{}
-		}
-		changes.Add(persons)
+		d.Changes.Add(persons)
 	}
 	return &Authorizer{grants: d.Grants, memberships: d.Memberships, recorder: d.Recorder, clock: d.Clock,
 		opts: o, decisions: decisions, persons: persons}, nil

@@ -30,9 +30,6 @@ func NewGrants(store GrantStore, clk clock.Clock, changes *watched.Hub) (*Grants
 	if store == nil || clk == nil {
 		return nil, errors.New("authz: NewGrants needs a store and a clock")
 	}
-	if changes == nil {
-		changes = &watched.Hub{}
-	}
 	return &Grants{store: store, clock: clk, changes: changes}, nil
 }
 

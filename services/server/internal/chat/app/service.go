@@ -65,8 +65,8 @@ type Deps struct {
 	Clock clock.Clock
 	// Changes is the process's hub of watched facts (ADR 0103): the cache
 	// of channels joins it, and a new membership is reported to it (the
-	// Authorizer's cache of standings hears it). Nil gives the Service a
-	// hub of its own.
+	// Authorizer's cache of standings hears it). Nil keeps no channel in
+	// memory.
 	Changes *watched.Hub
 }
 
@@ -109,9 +109,6 @@ func NewService(d Deps, o Options) (*Service, error) {
 	s := &Service{store: d.Store, uow: d.UnitOfWork, az: d.Authorizer, events: d.Events, audit: d.Audit,
 		clock: d.Clock, opts: o, changes: d.Changes,
 		channels: watched.NewCache(o.ChannelCacheTTL, o.ChannelCacheEntries, func(id ids.ID, _ domain.Channel) ids.ID { return id })}
-	if s.changes == nil {
-		s.changes = &watched.Hub{}
-	}
 	if s.channels.On() {
 		s.changes.Add(s.channels)
 	}

@@ -79,7 +79,7 @@ type Deps struct {
 	Random io.Reader
 	// Changes is the process's hub of watched facts (ADR 0103): the
 	// cache of token owners joins it, and the use cases that change
-	// credentials report to it. Nil gives the Service a hub of its own.
+	// credentials report to it. Nil keeps nothing in memory.
 	Changes *watched.Hub
 }
 
@@ -133,16 +133,12 @@ func New(d Deps, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	changes := d.Changes
-	if changes == nil {
-		changes = &watched.Hub{}
-	}
 	tokens := newTokenCache(o)
 	if tokens.On() {
-		changes.Add(tokens)
+		d.Changes.Add(tokens)
 	}
 	return &Service{core: c, az: d.Authorizer, appFacts: d.AppFacts, dummyHash: dummy,
-		tokens: tokens, changes: changes}, nil
+		tokens: tokens, changes: d.Changes}, nil
 }
 
 func newCore(uow txn.UnitOfWork, store Store, audit auditing.Recorder, clk clock.Clock, random io.Reader, o Options) (core, error) {

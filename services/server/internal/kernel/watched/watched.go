@@ -174,7 +174,9 @@ func (c *Cache[K, V]) reset(watching bool) {
 
 // Hub passes every event to each Events added to it: the caches of a
 // process. The watch of the database reports to the process's one Hub, and
-// so do its use cases (ChangedAtCommit). The zero Hub has no caches.
+// so do its use cases (ChangedAtCommit). The zero Hub has no caches; a nil
+// *Hub takes none (Add does nothing), so a cache given a nil hub is never
+// watched and never serves.
 type Hub struct {
 	mu     sync.Mutex
 	caches []Events
@@ -184,6 +186,9 @@ var _ Events = (*Hub)(nil)
 
 // Add makes e hear every later event.
 func (h *Hub) Add(e Events) {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.caches = append(h.caches, e)
@@ -192,6 +197,9 @@ func (h *Hub) Add(e Events) {
 // Empty reports whether nothing was added: a process whose hub is empty
 // keeps nothing in memory and needs no watch.
 func (h *Hub) Empty() bool {
+	if h == nil {
+		return true
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.caches) == 0
@@ -199,6 +207,9 @@ func (h *Hub) Empty() bool {
 
 // each calls fn for every Events added.
 func (h *Hub) each(fn func(Events)) {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	caches := h.caches
 	h.mu.Unlock()

@@ -171,3 +171,18 @@ func TestHubChangedAtCommit(t *testing.T) {
 	_, ok = tokens.Get(background, "alex", t0)
 	require.False(t, ok, "Lost reaches every cache")
 }
+
+// TestNilHubTakesNoCache: a module given no hub keeps nothing: the cache
+// it adds is never watched, so it never serves, and its changes report
+// to nobody.
+func TestNilHubTakesNoCache(t *testing.T) {
+	var hub *watched.Hub
+	c := newCache(10)
+	hub.Add(c)
+	require.True(t, hub.Empty())
+	hub.Watching()
+	c.Put(context.Background(), c.Begin(), "alex", owned{ids.New()}, t0, time.Time{})
+	_, ok := c.Get(context.Background(), "alex", t0)
+	require.False(t, ok)
+	hub.ChangedAtCommit(context.Background(), ids.New())
+}
