@@ -21,7 +21,7 @@ import (
 // 0103): channels in the Service, persons' standings in its Authorizer,
 // both on one hub that the watch reports to through a
 // watchedtest.Reported (dropChanges as given).
-func setupCached(t *testing.T, trips *pgtest.Trips, dropChanges bool) (*testBundle, *watched.Hub, *watchedtest.Reported) {
+func setupCached(t testing.TB, trips *pgtest.Trips, dropChanges bool) (*testBundle, *watched.Hub, *watchedtest.Reported) {
 	t.Helper()
 	db := pgtest.New(t)
 	clk := clock.NewFake(start)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"bothy/server/internal/authz/authztest"
 	"bothy/server/internal/chat/app"
 	"bothy/server/internal/chat/domain"
 	"bothy/server/internal/kernel/actor"
@@ -301,13 +302,35 @@ func TestNewServiceRefusesBadWiring(t *testing.T) {
 	require.Error(t, err)
 }
 
+// BenchmarkPostMessage posts one message after the other, in one process
+// against its test database (shape: one author, one channel, no other
+// load): app, the app Tracker, whose standing is read at every post;
+// person_looked_up, Alex without the caches of ADR 0103; person_cached,
+// Alex with the channel and standing in memory (one round trip a post).
 func BenchmarkPostMessage(b *testing.B) {
-	tb := setup(b)
-	ctx := actor.With(context.Background(), tb.world.Tracker)
-	cmd := app.PostMessage{ChannelID: tb.world.Eskalation, Text: "Ticket escalated"}
-	for b.Loop() {
-		if _, err := tb.chat.PostMessage(ctx, cmd); err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name   string
+		cached bool
+		author func(authztest.World) actor.Principal
+	}{
+		{"app", false, func(w authztest.World) actor.Principal { return w.Tracker }},
+		{"person_looked_up", false, func(w authztest.World) actor.Principal { return w.Alex }},
+		{"person_cached", true, func(w authztest.World) actor.Principal { return w.Alex }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var tb *testBundle
+			if bc.cached {
+				tb, _, _ = setupCached(b, nil, false)
+			} else {
+				tb = setup(b)
+			}
+			ctx := actor.With(context.Background(), bc.author(tb.world))
+			cmd := app.PostMessage{ChannelID: tb.world.Eskalation, Text: "Ticket escalated"}
+			for b.Loop() {
+				if _, err := tb.chat.PostMessage(ctx, cmd); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
