@@ -29,11 +29,7 @@ import (
 func TestAPIProcessesHearEachOthersSignOuts(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
-	b := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
-	waitReady(t, a.operator)
-	waitReady(t, b.operator)
-	waitWatching(t, w, 2)
+	a, b := startTwoAPIProcesses(t, w)
 	ctx := context.Background()
 
 	token := signInRobin(t, w, a.api)
@@ -58,6 +54,19 @@ func TestAPIProcessesHearEachOthersSignOuts(t *testing.T) {
 		code, _ := call(t, b.api, http.MethodGet, "/api/v1/me", token, "")
 		return code == http.StatusUnauthorized
 	}, 30*time.Second, 5*time.Millisecond, "the reported change reaches the other process")
+}
+
+// startTwoAPIProcesses starts two API processes on w's database, as an
+// operator runs them behind a load balancer, and returns once both are
+// ready and listen for changes.
+func startTwoAPIProcesses(t *testing.T, w world) (*runBundle, *runBundle) {
+	t.Helper()
+	a := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
+	b := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
+	waitReady(t, a.operator)
+	waitReady(t, b.operator)
+	waitWatching(t, w, 2)
+	return a, b
 }
 
 // waitWatching waits until n processes listen for changes in w's
@@ -162,11 +171,7 @@ func TestAPIProcessWithoutCachesLooksEverythingUp(t *testing.T) {
 func TestAPIProcessesHearEachOthersNewMembers(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
-	b := startProcessIn(t, w, wire.RoleAPI, wire.Deps{})
-	waitReady(t, a.operator)
-	waitReady(t, b.operator)
-	waitWatching(t, w, 2)
+	a, b := startTwoAPIProcesses(t, w)
 	ctx := context.Background()
 	robin := signInRobin(t, w, a.api)
 	sam, samID := signInPerson(t, w, b.api, "sam@example.com", "Sam", actor.RoleMember)

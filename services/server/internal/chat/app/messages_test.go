@@ -39,7 +39,7 @@ func TestPostMessageTakesTwoRoundTrips(t *testing.T) {
 	_, err := b.chat.PostMessage(as(w.Alex), app.PostMessage{ChannelID: w.Allgemein, Text: "Hello Sam"})
 	require.NoError(t, err)
 	require.Equal(t, [][]string{
-		{"begin", "SET LOCAL", "ChannelGetByID", "GrantFactsBySubjects", "SpaceMemberListByPrincipals"},
+		{"begin", "SET LOCAL", "ChannelListByIDs", "GrantFactsBySubjects", "SpaceMemberListByPrincipals"},
 		{"MessageInsert", "EventLogAppend", "commit", "EventLogWake"},
 	}, trips.TakeNames())
 

@@ -31,8 +31,6 @@ type Store interface {
 	// InsertChannel stores c. Errors: conflict name_taken when the space
 	// has a channel of that name.
 	InsertChannel(ctx context.Context, c domain.Channel) error
-	// ChannelByID returns the channel id.
-	ChannelByID(ctx context.Context, id ids.ID) (domain.Channel, bool, error)
 	// ChannelsByIDs returns those of channelIDs that exist, in no
 	// particular order, with one statement.
 	ChannelsByIDs(ctx context.Context, channelIDs []ids.ID) ([]domain.Channel, error)

@@ -186,11 +186,12 @@ func (s *Service) channel(ctx context.Context, id ids.ID, action authorize.Actio
 	var ch domain.Channel
 	err := txn.Together(ctx,
 		func(ctx context.Context) error {
-			var found bool
-			var err error
-			ch, found, err = s.channelByID(ctx, id)
-			if err == nil && !found {
+			found, err := s.channelsByIDs(ctx, []ids.ID{id})
+			if err == nil && len(found) == 0 {
 				err = errs.NotFound()
+			}
+			if len(found) > 0 {
+				ch = found[0]
 			}
 			return err
 		},
@@ -199,25 +200,10 @@ func (s *Service) channel(ctx context.Context, id ids.ID, action authorize.Actio
 	return ch, err
 }
 
-// channelByID returns the channel id from the cache of channels when it
-// may serve it, else from the store, whose answer the cache keeps unless a
-// change arrived meanwhile. An unknown channel is never cached.
-func (s *Service) channelByID(ctx context.Context, id ids.ID) (domain.Channel, bool, error) {
-	now := s.clock.Now()
-	if ch, ok := s.channels.Get(ctx, id, now); ok {
-		return ch, true, nil
-	}
-	generation := s.channels.Begin()
-	ch, found, err := s.store.ChannelByID(ctx, id)
-	if err == nil && found {
-		s.channels.Put(ctx, generation, id, ch, now, time.Time{})
-	}
-	return ch, found, err
-}
-
 // channelsByIDs returns those of channelIDs that exist, from the cache of
 // channels where it may serve them and from the store (one statement, none
-// when the cache served all) for the others, as channelByID.
+// when the cache served all) for the others, whose answer the cache keeps
+// unless a change arrived meanwhile. An unknown channel is never cached.
 func (s *Service) channelsByIDs(ctx context.Context, channelIDs []ids.ID) ([]domain.Channel, error) {
 	now := s.clock.Now()
 	out := make([]domain.Channel, 0, len(channelIDs))

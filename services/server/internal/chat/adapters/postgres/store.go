@@ -138,12 +138,6 @@ func channelOf(r db.Channel) domain.Channel {
 	return domain.Channel{ID: r.ID, SpaceID: r.SpaceID, Name: r.Name, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC()}
 }
 
-// ChannelByID implements app.Store.
-func (s *Store) ChannelByID(ctx context.Context, id ids.ID) (domain.Channel, bool, error) {
-	row, err := s.q(ctx).ChannelGetByID(ctx, id)
-	return one(row, err, channelOf, "channel by id")
-}
-
 // ChannelsByIDs implements app.Store with one statement.
 func (s *Store) ChannelsByIDs(ctx context.Context, channelIDs []ids.ID) ([]domain.Channel, error) {
 	rows, err := s.q(ctx).ChannelListByIDs(ctx, channelIDs)

@@ -25,7 +25,9 @@ type Reported struct {
 	lost      chan struct{}
 }
 
-// NewReported returns a Reported that passes on to events.
+// NewReported returns a Reported that passes on to events. It remembers
+// up to 256 changes the test has not awaited; one more holds the watch
+// until the test awaits, so a test that causes more awaits as it goes.
 func NewReported(events watched.Events, dropChanges bool) *Reported {
 	return &Reported{Events: events, DropChanges: dropChanges, listening: make(chan struct{}),
 		changed: make(chan ids.ID, 256), lost: make(chan struct{}, 16)}

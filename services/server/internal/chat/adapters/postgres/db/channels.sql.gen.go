@@ -12,23 +12,6 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
-const channelGetByID = `-- name: ChannelGetByID :one
-SELECT id, space_id, name, created_by, created_at FROM channels WHERE id = $1
-`
-
-func (q *Queries) ChannelGetByID(ctx context.Context, id ids.ID) (Channel, error) {
-	row := q.db.QueryRow(ctx, channelGetByID, id)
-	var i Channel
-	err := row.Scan(
-		&i.ID,
-		&i.SpaceID,
-		&i.Name,
-		&i.CreatedBy,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const channelInsert = `-- name: ChannelInsert :exec
 
 INSERT INTO channels (id, space_id, name, created_by, created_at)
@@ -60,7 +43,9 @@ const channelListByIDs = `-- name: ChannelListByIDs :many
 SELECT id, space_id, name, created_by, created_at FROM channels WHERE id = ANY($1::uuid[])
 `
 
-// The channels of a group of posts (ADR 0099), with one statement.
+// The channels of a post, of a read of a channel or of a group of posts
+// (ADR 0099), with one statement; one way for all, behind the cache of
+// channels (ADR 0103).
 func (q *Queries) ChannelListByIDs(ctx context.Context, argIds []ids.ID) ([]Channel, error) {
 	rows, err := q.db.Query(ctx, channelListByIDs, argIds)
 	if err != nil {

@@ -7,7 +7,6 @@ package db
 // and of a read of a channel, which a server process's new connection
 // plans before its first use (pg.Warm, ADR 0096).
 var HotStatements = []string{
-	channelGetByID,
 	channelListByIDs,
 	spaceMemberListByPrincipals,
 	messageInsert,

@@ -5,11 +5,10 @@
 INSERT INTO channels (id, space_id, name, created_by, created_at)
 VALUES (@id, @space_id, @name, @created_by, @created_at);
 
--- name: ChannelGetByID :one
-SELECT * FROM channels WHERE id = @id;
-
 -- name: ChannelListByIDs :many
--- The channels of a group of posts (ADR 0099), with one statement.
+-- The channels of a post, of a read of a channel or of a group of posts
+-- (ADR 0099), with one statement; one way for all, behind the cache of
+-- channels (ADR 0103).
 SELECT * FROM channels WHERE id = ANY(@ids::uuid[]);
 
 -- name: ChannelListBySpace :many
