@@ -76,7 +76,12 @@ const ConsumerWebhooks ConsumerName = "webhooks"
 // (the ambient unit of work of ctx); an error rolls back the round, so
 // neither the handler's writes nor the cursor move. A handler writes only its
 // module's rows and jobs, calls nothing outside the process and appends no
-// durable event.
+// durable event. The round commits without waiting for its WAL flush
+// (D-SY-25): a crash may lose a round that committed, which then runs
+// again from the cursor, so whatever the handler's process starts after
+// the commit must commit with a flush before anything leaves the database
+// on the strength of the round's rows (a delivery's claim does; its flush
+// takes the round's WAL with it).
 type ConsumerHandler interface {
 	HandleEvent(ctx context.Context, ev Event) error
 }

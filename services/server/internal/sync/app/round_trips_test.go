@@ -3,9 +3,11 @@ package app_test
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/platform/pg"
@@ -121,4 +123,52 @@ func TestARunnersLaterRoundsTakeTwoRoundTrips(t *testing.T) {
 	require.NotContains(t, slices.Concat(got...), "ConsumerCursorGet", "the runner knows the stored horizon: %v", got)
 	require.Contains(t, got, []string{"begin", "SET LOCAL", "ActivityWritersEndedBefore", "EventListAfter", "ConsumerCursorLock", "EventLogWatermarkMinRetainedSeq"})
 	require.Equal(t, []int64{first, second, held.seq, after}, h.handled(), "every event once, in order")
+}
+
+// settingProbe is a handler that reads, in the round's transaction, the
+// synchronous_commit its COMMIT will use.
+type settingProbe struct {
+	pool *pgxpool.Pool
+	mu   sync.Mutex
+	seen []string
+}
+
+func (p *settingProbe) HandleEvent(ctx context.Context, _ eventsync.Event) error {
+	var v string
+	if err := pg.Conn(ctx, p.pool).QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&v); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = append(p.seen, v)
+	return nil
+}
+
+// TestARoundCommitsWithoutWaitingForItsFlush (D-SY-25): a round's COMMIT
+// does not wait for its WAL to reach the disk, because a round lost in a
+// crash runs again from the cursor, and what leaves the database on the
+// strength of its rows waits for a later commit that flushes (the claim
+// of a delivery). The setting is the round's alone: the same connection
+// commits everything else as the database says (here on; the test
+// cluster itself runs with it off).
+func TestARoundCommitsWithoutWaitingForItsFlush(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := b.db.Owner.Exec(context.Background(), `ALTER DATABASE `+b.db.Name+` SET synchronous_commit = on`)
+	require.NoError(t, err)
+	pool := b.db.TracedApp(t, &pgtest.Trips{}, 1)
+	probe := &settingProbe{pool: pool}
+	deps := b.deps
+	deps.UoW = pg.NewUnitOfWork(pool, 3, 5*time.Second)
+	deps.Events = postgres.NewLog(pool)
+	deps.Cursors = postgres.NewCursors(pool, b.clock)
+	r, err := app.NewRunner(consumer, probe, deps, defaultOptions)
+	require.NoError(t, err)
+
+	b.appendMessages(t, 2)
+	require.Equal(t, 2, b.round(t, r))
+	require.Equal(t, []string{"off", "off"}, probe.seen, "the round's COMMIT waits for no flush")
+	var after string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT current_setting('synchronous_commit')`).Scan(&after))
+	require.Equal(t, "on", after, "the round's connection (the pool has one) commits the next transaction as the database says")
 }

@@ -54,7 +54,9 @@ func (q *Queries) ConsumerCursorGet(ctx context.Context, name string) (ConsumerC
 const consumerCursorLock = `-- name: ConsumerCursorLock :one
 SELECT last_seq, coalesce(gap_horizon, '0'::xid8)::xid8 AS gap_horizon, coalesce(gap_through, 0)::bigint AS gap_through,
     pg_current_xact_id()::xid8 AS xact_id
-FROM consumer_cursors WHERE name = $1 FOR UPDATE
+FROM consumer_cursors
+WHERE name = $1 AND set_config('synchronous_commit', 'off', true) IS NOT NULL
+FOR UPDATE
 `
 
 type ConsumerCursorLockRow struct {
@@ -65,7 +67,11 @@ type ConsumerCursorLockRow struct {
 }
 
 // The round's transaction id is taken in the same statement, after the
-// caller's read of the log (domain.Settle).
+// caller's read of the log (domain.Settle). The same statement turns
+// synchronous_commit off for the round's transaction alone (D-SY-25): a
+// round lost in a crash runs again from the cursor, and what leaves the
+// database on the strength of its rows waits for a later commit that
+// flushes, which flushes the round's WAL with its own.
 func (q *Queries) ConsumerCursorLock(ctx context.Context, name string) (ConsumerCursorLockRow, error) {
 	row := q.db.QueryRow(ctx, consumerCursorLock, name)
 	var i ConsumerCursorLockRow

@@ -16,10 +16,16 @@ FROM consumer_cursors WHERE name = @name;
 
 -- name: ConsumerCursorLock :one
 -- The round's transaction id is taken in the same statement, after the
--- caller's read of the log (domain.Settle).
+-- caller's read of the log (domain.Settle). The same statement turns
+-- synchronous_commit off for the round's transaction alone (D-SY-25): a
+-- round lost in a crash runs again from the cursor, and what leaves the
+-- database on the strength of its rows waits for a later commit that
+-- flushes, which flushes the round's WAL with its own.
 SELECT last_seq, coalesce(gap_horizon, '0'::xid8)::xid8 AS gap_horizon, coalesce(gap_through, 0)::bigint AS gap_through,
     pg_current_xact_id()::xid8 AS xact_id
-FROM consumer_cursors WHERE name = @name FOR UPDATE;
+FROM consumer_cursors
+WHERE name = @name AND set_config('synchronous_commit', 'off', true) IS NOT NULL
+FOR UPDATE;
 
 -- name: ConsumerCursorUpdate :execrows
 -- gap_horizon and gap_through are both NULL or both set
