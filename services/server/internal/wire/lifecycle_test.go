@@ -56,14 +56,18 @@ func (b *lockedBuffer) count(s string) int {
 	return strings.Count(b.buf.String(), s)
 }
 
-// freeAddr returns a 127.0.0.1 address no listener holds right now.
-func freeAddr(t *testing.T) string {
+// freeAddrs returns n distinct free loopback addresses: each is listened
+// on until all are chosen, so the kernel cannot hand out one port twice.
+func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	addrs := make([]string, n)
+	for i := range addrs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer func() { require.NoError(t, l.Close()) }()
+		addrs[i] = l.Addr().String()
+	}
+	return addrs
 }
 
 // gate is a real TCP forwarder in front of PostgreSQL: while closed it
@@ -202,7 +206,8 @@ func startProcessIn(t *testing.T, w world, role wire.Role, deps wire.Deps, env .
 // with the fake timer, without running it.
 func newRunBundle(t *testing.T, w world, role wire.Role, deps wire.Deps, env ...string) *runBundle {
 	t.Helper()
-	b := &runBundle{timer: newFakeTimer(), logs: &lockedBuffer{}, operator: freeAddr(t), api: freeAddr(t), done: make(chan struct{})}
+	addrs := freeAddrs(t, 2)
+	b := &runBundle{timer: newFakeTimer(), logs: &lockedBuffer{}, operator: addrs[0], api: addrs[1], done: make(chan struct{})}
 	cfg := w.config(t, append([]string{
 		"BOTHY_HTTP_LISTEN_ADDRESS=" + b.api,
 		"BOTHY_HTTP_OPERATOR_LISTEN_ADDRESS=" + b.operator,
