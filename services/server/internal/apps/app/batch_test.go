@@ -60,13 +60,7 @@ func batchWorld(t *testing.T, o options, texts ...string) (*bundle, *claimSizes)
 func TestDeliveryBatchStopsAtAFailure(t *testing.T) {
 	t.Parallel()
 	b, sizes := batchWorld(t, options{}, "one", "two", "three", "four")
-	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
-		if n == 1 {
-			w.WriteHeader(http.StatusInternalServerError)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
+	b.recv.failRequest(1, http.StatusNoContent)
 	rows := b.deliveries(t, b.sub)
 	b.deliver(t, b.sub)
 	require.Equal(t, []int{4}, sizes.claims(), "one claim for the four due heads")

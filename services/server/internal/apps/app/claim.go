@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -182,6 +183,50 @@ func (s *Deliveries) readEvents(ctx context.Context, keys []eventsync.EventKey, 
 	return evs, err
 }
 
+// lockFirst locks subs, in the order of their ids, with up to
+// webhook.batch_max_deliveries of their pending heads
+// (DeliveryStore.LockDeliveryTargets) for the first steps of the runs of
+// first (among subs), and returns the locked subscriptions of first. When
+// a round of this process left firstReads for first, their events and the
+// rights of their apps travel in the round trip of the lock (txn.Together,
+// ADR 0104), read after it in that order, as a claim reads them: into the
+// unit of work's eventsAhead, which readBatch and readAhead take from, and
+// the authorizer's memo.
+func (s *Deliveries) lockFirst(ctx context.Context, subs, first []ids.ID) ([]LockedTarget, error) {
+	keys, principals := s.firstReads.take(first)
+	var all []LockedTarget
+	lock := func(ctx context.Context) (err error) {
+		all, err = s.store.LockDeliveryTargets(ctx, subs, s.opts.BatchMaxDeliveries)
+		return err
+	}
+	if len(keys) == 0 {
+		if err := lock(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		var evs map[int64]eventsync.Event
+		err := txn.Together(ctx, lock, func(ctx context.Context) (err error) {
+			evs, err = s.readEvents(ctx, keys, principals...)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		ahead := &eventsAhead{read: make(map[int64]time.Time, len(keys)), events: evs}
+		for _, k := range keys {
+			ahead.read[k.Seq] = k.OccurredAt
+		}
+		eventsAheadKey.Set(ctx, ahead)
+	}
+	locked := make([]LockedTarget, 0, len(first))
+	for _, l := range all {
+		if slices.Contains(first, l.Target.SubscriptionID) {
+			locked = append(locked, l)
+		}
+	}
+	return locked, nil
+}
+
 // readAhead reads, in one round trip, the events of the due heads that
 // the claims of the locked runs will read and the rights of their apps,
 // each kind with one statement for all runs (D-M2-26-76): the events into
@@ -192,7 +237,11 @@ func (s *Deliveries) readEvents(ctx context.Context, keys []eventsync.EventKey, 
 // read ahead, or none, leaves only a read unused.
 func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarget) error {
 	now := s.now()
-	ahead := &eventsAhead{read: map[int64]time.Time{}}
+	// What the lock's round trip read (lockFirst) is not read again.
+	ahead, _ := eventsAheadKey.Get(ctx)
+	if ahead == nil {
+		ahead = &eventsAhead{read: map[int64]time.Time{}}
+	}
 	var keys []eventsync.EventKey
 	var principals []actor.Principal
 	for _, l := range locked {
@@ -211,11 +260,18 @@ func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarg
 		principals = append(principals, appPrincipal(&t))
 	}
 	if len(keys) == 0 {
-		return nil
+		// The rights of an app the lock's round trip read are in the
+		// authorizer's memo already; those of another are read now.
+		return s.az.Preload(authorize.Filter(ctx), authorize.WebhookOutDeliver, principals...)
 	}
-	var err error
-	if ahead.events, err = s.readEvents(ctx, keys, principals...); err != nil {
+	evs, err := s.readEvents(ctx, keys, principals...)
+	if err != nil {
 		return err
+	}
+	if ahead.events == nil {
+		ahead.events = evs
+	} else {
+		maps.Copy(ahead.events, evs)
 	}
 	eventsAheadKey.Set(ctx, ahead)
 	return nil

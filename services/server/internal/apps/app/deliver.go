@@ -145,11 +145,11 @@ func (s *Deliveries) run(ctx context.Context, subscriptionID ids.ID, c *chain, s
 // batch when the record lets the run go on.
 func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, last *sentBatch) error {
 	if last == nil {
-		l, found, err := s.lockTarget(ctx, subscriptionID, s.opts.BatchMaxDeliveries)
-		if err != nil || !found {
+		locked, err := s.lockFirst(ctx, []ids.ID{subscriptionID}, []ids.ID{subscriptionID})
+		if err != nil || len(locked) == 0 {
 			return err
 		}
-		return s.claimLocked(ctx, st, l)
+		return s.claimLocked(ctx, st, locked[0])
 	}
 	// The record takes the row lock in its own statement.
 	t, heads, err := s.record(ctx, st, last)

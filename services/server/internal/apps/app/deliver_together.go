@@ -215,25 +215,23 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 // there is none.
 func (g *sharedSteps) lockFirst(ctx context.Context, asks []*stepAsk) (map[ids.ID]LockedTarget, error) {
 	subs := make([]ids.ID, 0, len(asks))
-	first := map[ids.ID]bool{}
+	var first []ids.ID
 	for _, a := range asks {
 		subs = append(subs, a.sub)
 		if a.last == nil {
-			first[a.sub] = true
+			first = append(first, a.sub)
 		}
 	}
 	if len(first) == 0 {
 		return nil, nil
 	}
-	all, err := g.s.store.LockDeliveryTargets(ctx, subs, g.s.opts.BatchMaxDeliveries)
+	all, err := g.s.lockFirst(ctx, subs, first)
 	if err != nil {
 		return nil, err
 	}
-	locked := make(map[ids.ID]LockedTarget, len(first))
+	locked := make(map[ids.ID]LockedTarget, len(all))
 	for _, l := range all {
-		if first[l.Target.SubscriptionID] {
-			locked[l.Target.SubscriptionID] = l
-		}
+		locked[l.Target.SubscriptionID] = l
 	}
 	return locked, g.s.readAhead(ctx, locked)
 }

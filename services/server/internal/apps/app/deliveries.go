@@ -163,6 +163,9 @@ type Deliveries struct {
 	// signatures are the v1a signatures of the last two seconds, which
 	// the deliveries of one event share (ADR 0101).
 	signatures signatureMemo
+	// firstReads are what this process's rounds expect the first claims
+	// of their runs to read (ADR 0104).
+	firstReads *firstReads
 }
 
 var (
@@ -198,6 +201,7 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 		uow: d.UnitOfWork, store: d.Store, events: d.Events, az: d.Authorizer, router: d.Router, audit: d.Audit,
 		keys: d.Keys, state: d.State, master: d.Master, sender: d.Sender, scheduler: d.Scheduler,
 		clock: d.Clock, rnd: rnd, log: log, metrics: metrics, opts: o,
+		firstReads: newFirstReads(o.RoundInsertMaxDeliveries),
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,13 +18,14 @@ import (
 	"bothy/server/internal/kernel/ids"
 )
 
-// twoHeadsTraced returns a world whose delivery path's statements c
-// counts, with two pending heads of Tracker's subscription and c reset
-// after the round that made them.
-func twoHeadsTraced(t *testing.T) (*bundle, *queryLog) {
+// twoHeadsTraced returns a world with options o whose delivery path's
+// statements c counts, with two pending heads of Tracker's subscription
+// and c reset after the round that made them.
+func twoHeadsTraced(t *testing.T, o options) (*bundle, *queryLog) {
 	t.Helper()
 	c := newQueryLog()
-	b := deliveryWorld(t, options{tracer: c})
+	o.tracer = c
+	b := deliveryWorld(t, o)
 	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
 	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
 	b.runRound(t)
@@ -36,10 +38,12 @@ func twoHeadsTraced(t *testing.T) (*bundle, *queryLog) {
 // after the other and records both in one statement, which tells that
 // nothing else is pending, so the run ends without one more claim; a head
 // a later round creates is delivered by the run of the job that round
-// leaves.
+// leaves. The rounds run in another process (ADR 0104: a run of a round
+// of its own process reads its events with its lock,
+// TestDeliveryRunReadsWhatItsRoundMadeWithItsLock).
 func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	t.Parallel()
-	b, c := twoHeadsTraced(t)
+	b, c := twoHeadsTraced(t, options{roundElsewhere: true})
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 2)
 	require.Equal(t, 1, c.count("WebhookSubscriptionLockDeliveryTargets"), "the run's first lock with its heads")
@@ -88,6 +92,57 @@ func (s *staleClaims) ClaimHeads(ctx context.Context, cs ...app.HeadClaimRequest
 	return s.DeliveryStore.ClaimHeads(ctx, cs...)
 }
 
+// TestDeliveryRunReadsWhatItsRoundMadeWithItsLock (ADR 0104): the run a
+// round of its own process started reads the events of the rows that
+// round made, and the rights of their app, in the round trip of its lock
+// (after the lock, in that order), so its first unit of work takes one
+// round trip less than a run of a round of another process
+// (TestDeliveryRunEndsWithoutAClaimThatFindsNothing). A head the round did
+// not make (here one a failed attempt left) is read after the lock, as
+// without it, and every head goes out once, in order.
+func TestDeliveryRunReadsWhatItsRoundMadeWithItsLock(t *testing.T) {
+	t.Parallel()
+	b, c := twoHeadsTraced(t, options{})
+	b.deliver(t, b.sub)
+	b.recv.wait(t, 2)
+	trips := c.TakeNames()
+	require.Contains(t, trips[0], "WebhookSubscriptionLockDeliveryTargets", "%v", trips)
+	require.Contains(t, trips[0], "EventListByKeys", "the events with the lock: %v", trips)
+	require.Len(t, trips[0], 7, "BEGIN, three SET LOCAL, the lock, the events, the grants: %v", trips)
+	require.Equal(t, 1, c.count("EventListByKeys"), "nothing read again")
+	require.Len(t, trips, 6, "BEGIN with the lock, the events and the grants; the claim with the lease wake-up; "+
+		"sync_epoch; COMMIT; the second BEGIN with the lock and the record; COMMIT: %v", trips)
+
+	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
+	b.runRound(t)
+	c.reset()
+	b.deliver(t, b.sub)
+	b.recv.wait(t, 3)
+	require.Equal(t, 4, c.roundTrips(), "BEGIN with the lock, the events and the grants; the claim with the COMMIT; "+
+		"BEGIN with the record, COMMIT")
+
+	// Seq 4 fails; seq 5 comes from the next round; the retry run finds
+	// seq 4 first, which that round did not make.
+	b.recv.failRequest(3, http.StatusOK)
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the fourth")
+	b.runRound(t)
+	b.deliver(t, b.sub)
+	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, the fifth")
+	b.runRound(t)
+	b.advance(t, time.Hour)
+	c.reset()
+	b.deliver(t, b.sub)
+	got := b.recv.wait(t, 6)
+	require.Equal(t, 2, c.count("EventListByKeys"), "the round's seq 5 with the lock, seq 4 after it")
+	require.Equal(t, got[3].id, got[4].id, "the failed head again first")
+	require.NotEqual(t, got[4].id, got[5].id)
+	rows := b.deliveries(t, b.sub)
+	require.Len(t, rows, 5)
+	for _, r := range rows {
+		require.Equal(t, "succeeded", r.Status, "seq %d", r.EventSeq)
+	}
+}
+
 // TestDeliveryRunClaimsAgainAfterAClaimThatCommittedNothing
 // (D-M2-26-80): a claim that travels with its COMMIT and finds its heads
 // changed cannot read them again in its unit of work, which has ended;
@@ -126,7 +181,7 @@ func TestDeliveryRunClaimsAgainAfterAClaimThatCommittedNothing(t *testing.T) {
 // and stays for later runs (ADR 0087).
 func TestDeliveryRunGoesOnWithAHeadThatCameDuringItsLastAttempt(t *testing.T) {
 	t.Parallel()
-	b, _ := twoHeadsTraced(t)
+	b, _ := twoHeadsTraced(t, options{})
 	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			// Sam writes while the last head's attempt is out.
@@ -194,7 +249,7 @@ func TestDeliverySyncEpochIsReadOncePerWorker(t *testing.T) {
 // failure counts once, and nothing follows.
 func TestDeliveryRecordOfAPausedSubscriptionIsComputedAgain(t *testing.T) {
 	t.Parallel()
-	b, c := twoHeadsTraced(t)
+	b, c := twoHeadsTraced(t, options{})
 	paused := make(chan error, 1)
 	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 0 {

@@ -121,6 +121,10 @@ type options struct {
 	scheduler func(app.DeliveryScheduler) app.DeliveryScheduler
 	// sender wraps the webhook sender, to inject a cancellation.
 	sender func(app.WebhookSender) app.WebhookSender
+	// roundElsewhere runs the consumer rounds as another worker process
+	// would: through a delivery path of their own, so no run of b.d starts
+	// from what a round of its process read (ADR 0104).
+	roundElsewhere bool
 	// state wraps the instance state the delivery path reads sync_epoch
 	// from, to count its reads.
 	state func(instance.State) instance.State
@@ -264,12 +268,18 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	}
 	// As internal/wire builds it: the delivery job's transactions run under
 	// generic plans (D-SQ-19).
-	b.d, err = app.NewDeliveries(app.DeliveryDeps{
+	deps := app.DeliveryDeps{
 		UnitOfWork: uow.GenericPlans(), Store: store, Events: syncpg.NewLog(pool), Authorizer: az, Router: az, Audit: audit,
 		Keys: s.Keys, State: state, Master: master, Sender: sender, Scheduler: scheduler,
 		Clock: b.clock, Random: o.random, Logger: logger, Meter: b.appMetrics.Provider,
-	}, b.opts)
+	}
+	b.d, err = app.NewDeliveries(deps, b.opts)
 	require.NoError(t, err)
+	rounds := b.d
+	if o.roundElsewhere {
+		rounds, err = app.NewDeliveries(deps, b.opts)
+		require.NoError(t, err)
+	}
 	b.pool, b.jobMax, b.uow, b.scheduler, b.sender = pool, o.jobMaxAttempts, uow, scheduler, sender
 	require.NoError(t, deliveryjobs.RegisterWebhookDeliver(b.runtime, b.d, o.jobMaxAttempts))
 	if o.worker {
@@ -278,7 +288,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 
 	sessions, err := syncpg.NewSessions(pool, b.clock, syncpg.SessionOptions{PollInterval: time.Hour})
 	require.NoError(t, err)
-	b.round, err = syncapp.NewRunner(eventsync.ConsumerWebhooks, b.d, syncapp.Deps{
+	b.round, err = syncapp.NewRunner(eventsync.ConsumerWebhooks, rounds, syncapp.Deps{
 		UoW: uow, Events: syncpg.NewLog(pool), Cursors: syncpg.NewCursors(pool, b.clock), Coordinator: sessions,
 	}, syncapp.Options{BatchSize: 100, PollInterval: time.Hour})
 	require.NoError(t, err)
@@ -570,6 +580,18 @@ func (rv *receiver) answer(respond func(n int, w http.ResponseWriter, r *http.Re
 	rv.mu.Lock()
 	defer rv.mu.Unlock()
 	rv.respond = respond
+}
+
+// failRequest answers the k-th request (from 0) with 500 and every other
+// with okCode.
+func (rv *receiver) failRequest(k, okCode int) {
+	rv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == k {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(okCode)
+	})
 }
 
 // status answers every request with code.

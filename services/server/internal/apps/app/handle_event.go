@@ -192,7 +192,9 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 	// row, in the order of their first; whether each is still active is
 	// asked at the end, after every chunk's quota.
 	var got []ids.ID
-	seen := map[ids.ID]bool{}
+	// reads are the rows each subscription of got was given, what the
+	// first claims of their runs will most likely read (firstReads).
+	reads := map[ids.ID]*firstRead{}
 	write := func(from, to int) error {
 		rows, err := s.route(ctx, r, evs[from:to], res[from:to], reaches[from:to], now)
 		if err != nil {
@@ -203,11 +205,18 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 			return err
 		}
 		for _, rr := range rows {
-			id := rr.cand.SubscriptionID
-			if created[rr.row.ID] && !seen[id] && rr.cand.InstallationState == apps.InstallationActive {
-				seen[id] = true
-				got = append(got, id)
+			c := rr.cand
+			if !created[rr.row.ID] || c.InstallationState != apps.InstallationActive {
+				continue
 			}
+			fr, seen := reads[c.SubscriptionID]
+			if !seen {
+				fr = &firstRead{app: actor.Principal{ID: c.AppPrincipalID, Kind: actor.KindApp,
+					InstallationID: c.InstallationID, InstallationActive: true, GrantedScopes: c.GrantedScopes}}
+				reads[c.SubscriptionID] = fr
+				got = append(got, c.SubscriptionID)
+			}
+			fr.keys = append(fr.keys, rr.row.Event)
 		}
 		return nil
 	}
@@ -229,8 +238,13 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 	for _, id := range got {
 		if r.states[id] == apps.SubscriptionActive {
 			due = append(due, id)
+		} else {
+			delete(reads, id)
 		}
 	}
+	// Kept before the jobs start in this process, which is after the
+	// commit too.
+	txn.AfterCommit(ctx, func() { s.firstReads.keep(reads, s.opts.BatchMaxDeliveries) })
 	return s.scheduler.StartGroups(ctx, s.runGroups(due), now)
 }
 

@@ -225,13 +225,7 @@ func TestDeliveryAppClockBehindTheDatabaseDoesNotStall(t *testing.T) {
 		o.Retry.Base, o.Retry.Cap = time.Second, time.Second
 		o.ChainMaxDuration = time.Minute
 	}})
-	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
-		if n == 0 {
-			w.WriteHeader(http.StatusInternalServerError)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	})
+	b.recv.failRequest(0, http.StatusOK)
 	b.post(t, b.w.Alex, b.w.Eskalation, "retried on time")
 	b.runRound(t)
 	b.recv.wait(t, 2)
