@@ -168,7 +168,7 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 				err = panicked(r)
 			}
 		}()
-		locked, err := g.lockFirst(ctx, asks)
+		locked, err := g.lockAsks(ctx, asks)
 		if err != nil {
 			return err
 		}
@@ -206,14 +206,14 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 	}
 }
 
-// lockFirst locks, when any of asks is a run's first step, the
+// lockAsks locks, when any of asks is a run's first step, the
 // subscriptions of all asks with one statement, in the order of their ids
 // (the order of asks), so the records of the other asks find their locks
 // taken and two units of work lock the subscriptions they share in the
 // same order; and reads ahead what the first steps' claims read. It
 // returns the locked subscriptions of the first steps by id, and nil when
 // there is none.
-func (g *sharedSteps) lockFirst(ctx context.Context, asks []*stepAsk) (map[ids.ID]LockedTarget, error) {
+func (g *sharedSteps) lockAsks(ctx context.Context, asks []*stepAsk) (map[ids.ID]LockedTarget, error) {
 	subs := make([]ids.ID, 0, len(asks))
 	var first []ids.ID
 	for _, a := range asks {

@@ -12,8 +12,9 @@ import (
 
 // firstReads keeps what the consumer rounds of this process expect the
 // first claims of the runs they start to read (ADR 0104): for each
-// subscription a round scheduled, the keys of the rows it made, in seq
-// order, and the subscription's app. The first step of a run of that
+// subscription a round scheduled that had no open row before it, the keys
+// of the rows it made (its heads), in seq order, and the subscription's
+// app. The first step of a run of that
 // subscription in this process takes them and reads those events and the
 // app's rights in the round trip of its lock, instead of in one after
 // it; the claim uses what was read only where it covers the heads the
@@ -56,7 +57,8 @@ func (f *firstReads) keep(reads map[ids.ID]*firstRead, perSubscription int) {
 			slices.SortFunc(keys, func(a, b eventsync.EventKey) int { return cmp.Compare(a.Seq, b.Seq) })
 			keys = slices.CompactFunc(keys, func(a, b eventsync.EventKey) bool { return a.Seq == b.Seq })
 		}
-		keys = keys[:min(len(keys), perSubscription)]
+		// A copy, so what is kept does not hold the round's rows.
+		keys = slices.Clone(keys[:min(len(keys), perSubscription)])
 		if f.n+len(keys) > f.max {
 			clear(f.by)
 			f.n = 0

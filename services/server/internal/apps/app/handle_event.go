@@ -50,6 +50,14 @@ type roundRow struct {
 	row  NewDelivery
 }
 
+// app returns the principal of c's app as the round decides for it: its
+// installation counted active (a suspended one is routed like an active
+// one, route).
+func (c Candidate) app() actor.Principal {
+	return actor.Principal{ID: c.AppPrincipalID, Kind: actor.KindApp,
+		InstallationID: c.InstallationID, InstallationActive: true, GrantedScopes: c.GrantedScopes}
+}
+
 var roundKey = txn.NewKey[*round]("apps.webhooks.round")
 
 // roundOf returns the memo of the round in ctx, creating it on first use.
@@ -131,8 +139,7 @@ func (s *Deliveries) route(ctx context.Context, r *round, evs []eventsync.Event,
 				continue
 			}
 			routed[i] = append(routed[i], c)
-			qs[i].Apps = append(qs[i].Apps, actor.Principal{ID: c.AppPrincipalID, Kind: actor.KindApp,
-				InstallationID: c.InstallationID, InstallationActive: true, GrantedScopes: c.GrantedScopes})
+			qs[i].Apps = append(qs[i].Apps, c.app())
 		}
 	}
 	allowed, err := s.router.Deliverable(ctx, qs)
@@ -192,9 +199,12 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 	// row, in the order of their first; whether each is still active is
 	// asked at the end, after every chunk's quota.
 	var got []ids.ID
-	// reads are the rows each subscription of got was given, what the
-	// first claims of their runs will most likely read (firstReads).
+	// reads are the rows each subscription of got without an open row
+	// before the round was given: its heads, which the first claim of its
+	// run will read (firstReads). A subscription with an open row reads its
+	// heads after its lock, as its heads are older rows.
 	reads := map[ids.ID]*firstRead{}
+	seen := map[ids.ID]bool{}
 	write := func(from, to int) error {
 		rows, err := s.route(ctx, r, evs[from:to], res[from:to], reaches[from:to], now)
 		if err != nil {
@@ -209,14 +219,16 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 			if !created[rr.row.ID] || c.InstallationState != apps.InstallationActive {
 				continue
 			}
-			fr, seen := reads[c.SubscriptionID]
-			if !seen {
-				fr = &firstRead{app: actor.Principal{ID: c.AppPrincipalID, Kind: actor.KindApp,
-					InstallationID: c.InstallationID, InstallationActive: true, GrantedScopes: c.GrantedScopes}}
-				reads[c.SubscriptionID] = fr
+			if !seen[c.SubscriptionID] {
+				seen[c.SubscriptionID] = true
 				got = append(got, c.SubscriptionID)
+				if c.Pending == 0 {
+					reads[c.SubscriptionID] = &firstRead{app: c.app()}
+				}
 			}
-			fr.keys = append(fr.keys, rr.row.Event)
+			if fr, kept := reads[c.SubscriptionID]; kept {
+				fr.keys = append(fr.keys, rr.row.Event)
+			}
 		}
 		return nil
 	}
