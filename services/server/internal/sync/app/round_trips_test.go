@@ -28,7 +28,13 @@ func (quietHandler) HandleEvent(context.Context, eventsync.Event) error { return
 // session does not).
 func (b *testBundle) tracedRunner(t *testing.T, trips *pgtest.Trips, h eventsync.ConsumerHandler) *app.Runner {
 	t.Helper()
-	pool := b.db.TracedApp(t, trips, 4)
+	return b.runnerOn(t, b.db.TracedApp(t, trips, 4), h)
+}
+
+// runnerOn is a runner of h with the default options whose unit of work,
+// log and cursors use pool.
+func (b *testBundle) runnerOn(t *testing.T, pool *pgxpool.Pool, h eventsync.ConsumerHandler) *app.Runner {
+	t.Helper()
 	deps := b.deps
 	deps.UoW = pg.NewUnitOfWork(pool, 3, 5*time.Second)
 	deps.Events = postgres.NewLog(pool)
@@ -158,12 +164,7 @@ func TestARoundCommitsWithoutWaitingForItsFlush(t *testing.T) {
 	require.NoError(t, err)
 	pool := b.db.TracedApp(t, &pgtest.Trips{}, 1)
 	probe := &settingProbe{pool: pool}
-	deps := b.deps
-	deps.UoW = pg.NewUnitOfWork(pool, 3, 5*time.Second)
-	deps.Events = postgres.NewLog(pool)
-	deps.Cursors = postgres.NewCursors(pool, b.clock)
-	r, err := app.NewRunner(consumer, probe, deps, defaultOptions)
-	require.NoError(t, err)
+	r := b.runnerOn(t, pool, probe)
 
 	b.appendMessages(t, 2)
 	require.Equal(t, 2, b.round(t, r))
