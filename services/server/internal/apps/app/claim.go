@@ -212,11 +212,7 @@ func (s *Deliveries) lockFirst(ctx context.Context, subs, first []ids.ID) ([]Loc
 		if err != nil {
 			return nil, err
 		}
-		ahead := &eventsAhead{read: make(map[int64]time.Time, len(keys)), events: evs}
-		for _, k := range keys {
-			ahead.read[k.Seq] = k.OccurredAt
-		}
-		eventsAheadKey.Set(ctx, ahead)
+		aheadOf(ctx).add(keys, evs)
 	}
 	locked := make([]LockedTarget, 0, len(first))
 	for _, l := range all {
@@ -238,11 +234,9 @@ func (s *Deliveries) lockFirst(ctx context.Context, subs, first []ids.ID) ([]Loc
 func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarget) error {
 	now := s.now()
 	// What the lock's round trip read (lockFirst) is not read again.
-	ahead, _ := eventsAheadKey.Get(ctx)
-	if ahead == nil {
-		ahead = &eventsAhead{read: map[int64]time.Time{}}
-	}
+	ahead := aheadOf(ctx)
 	var keys []eventsync.EventKey
+	asked := map[int64]bool{}
 	var principals []actor.Principal
 	for _, l := range locked {
 		t := l.Target
@@ -252,8 +246,8 @@ func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarg
 		// A run's first step has finished nothing yet.
 		for _, h := range duePrefix(l.Heads, now, s.batchLimit(&t, &step{})) {
 			// The runs of a fan-out share their events: each is read once.
-			if _, read := ahead.read[h.Event.Seq]; !read {
-				ahead.read[h.Event.Seq] = h.Event.OccurredAt
+			if _, read := ahead.read[h.Event.Seq]; !read && !asked[h.Event.Seq] {
+				asked[h.Event.Seq] = true
 				keys = append(keys, h.Event)
 			}
 		}
@@ -268,12 +262,7 @@ func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarg
 	if err != nil {
 		return err
 	}
-	if ahead.events == nil {
-		ahead.events = evs
-	} else {
-		maps.Copy(ahead.events, evs)
-	}
-	eventsAheadKey.Set(ctx, ahead)
+	ahead.add(keys, evs)
 	return nil
 }
 
@@ -293,6 +282,22 @@ type eventsAhead struct {
 }
 
 var eventsAheadKey = txn.NewKey[*eventsAhead]("apps.events_ahead")
+
+// aheadOf returns the events read ahead in the unit of work of ctx,
+// starting them empty on first use.
+func aheadOf(ctx context.Context) *eventsAhead {
+	ahead, _ := eventsAheadKey.GetOrSet(ctx, &eventsAhead{read: map[int64]time.Time{}, events: map[int64]eventsync.Event{}})
+	return ahead
+}
+
+// add notes keys as read in the unit of work and evs as the events found
+// of them.
+func (a *eventsAhead) add(keys []eventsync.EventKey, evs map[int64]eventsync.Event) {
+	for _, k := range keys {
+		a.read[k.Seq] = k.OccurredAt
+	}
+	maps.Copy(a.events, evs)
+}
 
 // take returns the events of keys when every key was read ahead, and
 // false otherwise (nothing was read ahead, or a key was not among them).
