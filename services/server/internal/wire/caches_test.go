@@ -37,23 +37,39 @@ func TestAPIProcessesHearEachOthersSignOuts(t *testing.T) {
 	code, body := call(t, b.api, http.MethodGet, "/api/v1/me", token, "")
 	require.Equal(t, http.StatusOK, code, body)
 
-	_, err := w.db.Owner.Exec(ctx, `ALTER TABLE sessions DISABLE TRIGGER sessions_credentials_changed`)
+	withoutReports(t, w, "sessions", "sessions_credentials_changed", func() {
+		code, body = call(t, a.api, http.MethodDelete, "/api/v1/sessions/current", token, "")
+		require.Equal(t, http.StatusNoContent, code, body)
+		code, _ = call(t, a.api, http.MethodGet, "/api/v1/me", token, "")
+		require.Equal(t, http.StatusUnauthorized, code, "the process that signed out forgets at once")
+		code, _ = call(t, b.api, http.MethodGet, "/api/v1/me", token, "")
+		require.Equal(t, http.StatusOK, code, "the other process answers from memory: no change was reported")
+	})
+	_, err := w.db.Owner.Exec(ctx, `UPDATE sessions SET revoked_at = revoked_at`)
 	require.NoError(t, err)
-	code, body = call(t, a.api, http.MethodDelete, "/api/v1/sessions/current", token, "")
-	require.Equal(t, http.StatusNoContent, code, body)
-	code, _ = call(t, a.api, http.MethodGet, "/api/v1/me", token, "")
-	require.Equal(t, http.StatusUnauthorized, code, "the process that signed out forgets at once")
-	code, _ = call(t, b.api, http.MethodGet, "/api/v1/me", token, "")
-	require.Equal(t, http.StatusOK, code, "the other process answers from memory: no change was reported")
+	eventuallyAnswers(t, b.api, "/api/v1/me", token, http.StatusUnauthorized)
+}
 
-	_, err = w.db.Owner.Exec(ctx, `ALTER TABLE sessions ENABLE TRIGGER sessions_credentials_changed`)
+// withoutReports runs fn while the trigger of table that reports its
+// changes is off, as if its notifications were lost, and turns it on
+// again after.
+func withoutReports(t *testing.T, w world, table, trigger string, fn func()) {
+	t.Helper()
+	_, err := w.db.Owner.Exec(context.Background(), `ALTER TABLE `+table+` DISABLE TRIGGER `+trigger)
 	require.NoError(t, err)
-	_, err = w.db.Owner.Exec(ctx, `UPDATE sessions SET revoked_at = revoked_at`)
+	fn()
+	_, err = w.db.Owner.Exec(context.Background(), `ALTER TABLE `+table+` ENABLE TRIGGER `+trigger)
 	require.NoError(t, err)
+}
+
+// eventuallyAnswers waits until a GET of path with token at the API
+// listener addr answers code: a reported change has reached that process.
+func eventuallyAnswers(t *testing.T, addr, path, token string, code int) {
+	t.Helper()
 	require.Eventually(t, func() bool {
-		code, _ := call(t, b.api, http.MethodGet, "/api/v1/me", token, "")
-		return code == http.StatusUnauthorized
-	}, 30*time.Second, 5*time.Millisecond, "the reported change reaches the other process")
+		got, _ := call(t, addr, http.MethodGet, path, token, "")
+		return got == code
+	}, 30*time.Second, 5*time.Millisecond, "the reported change reaches the process at %s", addr)
 }
 
 // startTwoAPIProcesses starts two API processes on w's database, as an
@@ -150,12 +166,12 @@ func TestAPIProcessWithoutCachesLooksEverythingUp(t *testing.T) {
 	ctx := context.Background()
 	token := signInRobin(t, w, a.api)
 
-	_, err := w.db.Owner.Exec(ctx, `ALTER TABLE sessions DISABLE TRIGGER sessions_credentials_changed`)
-	require.NoError(t, err)
-	_, err = w.db.Owner.Exec(ctx, `UPDATE sessions SET revoked_at = now()`)
-	require.NoError(t, err)
-	code, _ := call(t, a.api, http.MethodGet, "/api/v1/me", token, "")
-	require.Equal(t, http.StatusUnauthorized, code)
+	withoutReports(t, w, "sessions", "sessions_credentials_changed", func() {
+		_, err := w.db.Owner.Exec(ctx, `UPDATE sessions SET revoked_at = now()`)
+		require.NoError(t, err)
+		code, _ := call(t, a.api, http.MethodGet, "/api/v1/me", token, "")
+		require.Equal(t, http.StatusUnauthorized, code)
+	})
 	var listening int
 	require.NoError(t, w.db.App.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 		WHERE datname = current_database() AND query = 'LISTEN bothy_changes'`).Scan(&listening))
@@ -188,22 +204,16 @@ func TestAPIProcessesHearEachOthersNewMembers(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, code, body)
 	}
 
-	_, err := w.db.Owner.Exec(ctx, `ALTER TABLE space_members DISABLE TRIGGER space_members_facts_changed`)
+	withoutReports(t, w, "space_members", "space_members_facts_changed", func() {
+		code, body = call(t, a.api, http.MethodPost, "/api/v1/spaces/"+space.ID+"/members", robin,
+			`{"person_id":"`+samID.String()+`","level":"read"}`)
+		require.Equal(t, http.StatusCreated, code, body)
+		code, body = call(t, a.api, http.MethodGet, channels, sam, "")
+		require.Equal(t, http.StatusOK, code, "the process that added Sam forgets at once: %s", body)
+		code, _ = call(t, b.api, http.MethodGet, channels, sam, "")
+		require.Equal(t, http.StatusNotFound, code, "the other process answers from memory: no change was reported")
+	})
+	_, err := w.db.Owner.Exec(ctx, `UPDATE space_members SET level = level WHERE principal_id = $1`, samID)
 	require.NoError(t, err)
-	code, body = call(t, a.api, http.MethodPost, "/api/v1/spaces/"+space.ID+"/members", robin,
-		`{"person_id":"`+samID.String()+`","level":"read"}`)
-	require.Equal(t, http.StatusCreated, code, body)
-	code, body = call(t, a.api, http.MethodGet, channels, sam, "")
-	require.Equal(t, http.StatusOK, code, "the process that added Sam forgets at once: %s", body)
-	code, _ = call(t, b.api, http.MethodGet, channels, sam, "")
-	require.Equal(t, http.StatusNotFound, code, "the other process answers from memory: no change was reported")
-
-	_, err = w.db.Owner.Exec(ctx, `ALTER TABLE space_members ENABLE TRIGGER space_members_facts_changed`)
-	require.NoError(t, err)
-	_, err = w.db.Owner.Exec(ctx, `UPDATE space_members SET level = level WHERE principal_id = $1`, samID)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		code, _ := call(t, b.api, http.MethodGet, channels, sam, "")
-		return code == http.StatusOK
-	}, 30*time.Second, 5*time.Millisecond, "the reported change reaches the other process")
+	eventuallyAnswers(t, b.api, channels, sam, http.StatusOK)
 }
