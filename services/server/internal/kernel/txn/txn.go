@@ -188,9 +188,10 @@ func WithCloser(ctx context.Context, g Gatherer) context.Context {
 //
 // It returns nil when every fn returned nil and the unit of work
 // committed; the function given to Do must then return nil without
-// sending anything more. When a statement or the commit fails it returns
-// the error (a fn's own, else the commit's), nothing is committed, and Do
-// rolls back (and retries a conflict as for any commit). Outside a unit of
+// sending anything more. When a fn fails (before or after its
+// statements), a statement or the commit fails, it returns the error (a
+// fn's own, else the commit's), nothing is committed, and Do rolls back
+// (and retries a conflict as for any commit). Outside a unit of
 // work, in a nested Do and inside a function of Together, Last is
 // Together and commits nothing.
 func Last(ctx context.Context, fns ...func(ctx context.Context) error) error {

@@ -98,6 +98,36 @@ func TestLastCommitsNothingWhenAStatementFails(t *testing.T) {
 	require.Equal(t, 1, probeRows(t, pool), "the connection went on")
 }
 
+// TestLastCommitsNothingWhenAFunctionFailsBeforeItsStatement (ADR 0090):
+// a function of Last that returns an error without sending anything keeps
+// the COMMIT from going with the statements of the others: they run, the
+// unit of work rolls back, and Last returns the function's error. The
+// same holds for a function of txn.AtCommit.
+func TestLastCommitsNothingWhenAFunctionFailsBeforeItsStatement(t *testing.T) {
+	t.Parallel()
+	pool, log := togetherWorld(t)
+	ctx := context.Background()
+	uow := pg.NewUnitOfWork(pool, 0, 0)
+	errRefused := errors.New("Robin's note is refused before it is sent")
+	refuse := func(context.Context) error { return errRefused }
+
+	err := uow.Do(ctx, func(ctx context.Context) error {
+		return txn.Last(ctx, insertProbe(1, "Alex"), refuse)
+	})
+	require.ErrorIs(t, err, errRefused)
+	require.Equal(t, []string{"begin; INSERT INTO together_probe VALUES ($1, $2)", "rollback"}, log.take())
+	require.Zero(t, probeRows(t, pool), "nothing committed")
+
+	err = uow.Do(ctx, func(ctx context.Context) error {
+		if err := txn.AtCommit(ctx, insertProbe(2, "Sam")); err != nil {
+			return err
+		}
+		return txn.Last(ctx, refuse)
+	})
+	require.ErrorIs(t, err, errRefused)
+	require.Zero(t, probeRows(t, pool), "nothing committed")
+}
+
 // TestLastRefusesAStatementAfterTheCommit (ADR 0090): a function of Last
 // that sends a second round trip finds the transaction ended: its
 // statement is not sent and fails with an internal error; what travelled

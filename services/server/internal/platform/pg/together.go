@@ -88,6 +88,11 @@ type gathering struct {
 	// running counts the participants whose goroutine runs Go code, so
 	// that no statement can be expected from any other.
 	running int
+	// failed is set once a participant returned an error or panicked:
+	// the COMMIT of closing no longer goes with the statements of the
+	// others, so a function that failed before it sent anything still
+	// rolls the unit of work back.
+	failed bool
 }
 
 // participant is one fn of a Together, or stands for the caller of the
@@ -184,7 +189,7 @@ func (g *gathering) run(ctx context.Context) {
 			round[i], p.pending = *p.pending, nil
 		}
 		var results [][]gatheredResult
-		if g.closing != nil {
+		if g.closing != nil && !g.failed {
 			results = sendClosing(ctx, g.closing, round)
 			g.closing = nil
 		} else {
@@ -205,6 +210,7 @@ func (g *gathering) take(m gatherMsg) {
 	g.running--
 	switch {
 	case m.done:
+		g.failed = g.failed || m.err != nil || m.panicked
 		parent := p.parent
 		parent.kids[p.order[len(p.order)-1]] = m.err
 		if m.panicked && !parent.panicked {
