@@ -26,6 +26,10 @@ type batch struct {
 	target DeliveryTarget
 	// host is the target's host, for the log line of a failure.
 	host string
+	// drained is set when the claim found no pending head of the
+	// subscription beyond the batch's: the batch's record then expects to
+	// end the run and travels with its COMMIT (D-M2-26-86).
+	drained bool
 }
 
 // sent is an attempt with what the receiver answered.
@@ -42,6 +46,12 @@ type sentBatch struct {
 	*batch
 	sent   []sent
 	unsent []ClaimedHead
+	// alone is set when the batch is recorded in a unit of work of its
+	// own that may need a statement after the record: after a record
+	// with its COMMIT found the subscription changed and wrote nothing
+	// (recordLast), and after the claim that followed the record failed
+	// (recordAlone). Such a record never travels with the COMMIT.
+	alone bool
 }
 
 // chain is one run of the job and its budget (D-M2-26-3): after a finished
@@ -86,6 +96,10 @@ type step struct {
 	// after it may have committed with them (txn.Last, D-M2-26-80): the
 	// run takes its next step afresh instead of ending.
 	claimAgain bool
+	// recordAgain is set when the step's record went with its COMMIT and
+	// found the subscription changed, so it wrote nothing (recordLast):
+	// the run records the batch again in a step of its own.
+	recordAgain bool
 	// rateWait is set when the head was due and the rate limit held it:
 	// when the subscription's rate window opens (ADR 0081).
 	rateWait time.Time

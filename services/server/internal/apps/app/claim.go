@@ -113,7 +113,10 @@ func (s *Deliveries) claim(ctx context.Context, t *DeliveryTarget, st *step, hea
 			send = append(send, h)
 		}
 		if len(send) > 0 {
-			b, err := s.claimBatch(ctx, t, st, send, evs, window, now, host)
+			// Every head read is in the batch, and the read was not cut
+			// short by its limit: nothing else was pending (D-M2-26-86).
+			drained := len(send) == len(heads) && len(heads) < s.opts.BatchMaxDeliveries
+			b, err := s.claimBatch(ctx, t, st, send, drained, evs, window, now, host)
 			if err != nil || b != nil || st.pending != nil || st.claimAgain {
 				return b, err
 			}
@@ -320,7 +323,8 @@ func (a *eventsAhead) take(keys []eventsync.EventKey) (map[int64]eventsync.Event
 }
 
 // claimBatch signs the requests of heads, due and allowed, and claims
-// them as one batch with one lease. The claim and the lease wake-up, when
+// them as one batch with one lease; drained tells that no other head of
+// the subscription was pending (batch.drained). The claim and the lease wake-up, when
 // the claim needs one, do not depend on one another: their statements
 // travel in one round trip (ADR 0085). A claim without a wake-up is the
 // last statement of its unit of work and travels with the COMMIT
@@ -334,11 +338,11 @@ func (a *eventsAhead) take(keys []eventsync.EventKey) (map[int64]eventsync.Event
 // (st.together) the claim and its wake-up wait in st.pending for the
 // claims of the others, and claimPending makes them all with one statement
 // (D-M2-26-77).
-func (s *Deliveries) claimBatch(ctx context.Context, t *DeliveryTarget, st *step, heads []PendingHead,
+func (s *Deliveries) claimBatch(ctx context.Context, t *DeliveryTarget, st *step, heads []PendingHead, drained bool,
 	evs map[int64]eventsync.Event, window webhook.RateWindow, now time.Time, host string) (*batch, error) {
 	lease := now.Add(s.leaseLength())
 	wakeUp := s.wakeUpFor(ctx, t, st, lease)
-	p := &pendingClaim{target: t, host: host, signed: make(map[int64]*attempt, len(heads)),
+	p := &pendingClaim{target: t, host: host, drained: drained, signed: make(map[int64]*attempt, len(heads)),
 		req: HeadClaimRequest{SubscriptionID: t.SubscriptionID, Now: now, LeaseUntil: lease, RateWindow: window, WakeUpAt: wakeUp}}
 	for _, h := range heads {
 		// Signed before the claim, so whatever signing reads (the sync
@@ -385,12 +389,14 @@ func (s *Deliveries) claimBatch(ctx context.Context, t *DeliveryTarget, st *step
 
 // pendingClaim is the claim of a batch a run decided on (claimBatch): the
 // target it claims for, the request, the signed requests of its heads by
-// event seq, the target's host, and the heads the claim got.
+// event seq, the target's host, whether its heads were all that was
+// pending (batch.drained), and the heads the claim got.
 type pendingClaim struct {
 	target  *DeliveryTarget
 	req     HeadClaimRequest
 	signed  map[int64]*attempt
 	host    string
+	drained bool
 	claimed []ClaimedHead
 }
 
@@ -405,7 +411,7 @@ func (p *pendingClaim) batch() *batch {
 	// out unrecorded; that lease is over, and the batch's begins.
 	t := p.target
 	t.Lease, t.RateWindow = Lease{DeliveryID: p.claimed[0].ID, Until: p.req.LeaseUntil}, p.req.RateWindow
-	b := &batch{target: *t, host: p.host}
+	b := &batch{target: *t, host: p.host, drained: p.drained}
 	for _, head := range p.claimed {
 		a := p.signed[head.EventSeq]
 		a.head = head

@@ -20,10 +20,12 @@ import (
 // the chain budget. The record of one batch and the claim of the next
 // share one transaction; when the claim fails, the record is written
 // alone before the error is returned, so an answer that arrived is never
-// lost to a failure of the next head (D-M2-26-39). The
-// run's first claim schedules its one lease wake-up, at the latest time any
-// lease of the run can end (ADR 0067), unless the wake-up an earlier run
-// left covers the lease (ADR 0087).
+// lost to a failure of the next head (D-M2-26-39). The record of a batch
+// whose claim found nothing else pending travels with its COMMIT, and a
+// head that became pending meanwhile is claimed in a fresh step
+// (D-M2-26-86). The run's first claim schedules its one lease wake-up, at
+// the latest time any lease of the run can end (ADR 0067), unless the
+// wake-up an earlier run left covers the lease (ADR 0087).
 //
 // Every trigger (a round, the chain, a retry, the lease wake-up, a resume,
 // a redelivery) runs the same job; the subscription's lease keeps every
@@ -77,7 +79,9 @@ type stepper func(ctx context.Context, subscriptionID ids.ID, c *chain, last *se
 // stepAlone is the stepper of a run in a unit of work of its own. When
 // the claim of the next batch fails after the record of the previous one,
 // it writes the record alone, so the answers that arrived stay recorded,
-// and returns the error for River to retry the run.
+// and returns the error for River to retry the run. When a record that
+// went with its COMMIT wrote nothing because the subscription changed
+// (recordLast), it records the batch again in a step of its own.
 func (s *Deliveries) stepAlone(ctx context.Context, subscriptionID ids.ID, c *chain, last *sentBatch) (*step, error) {
 	var st *step
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
@@ -91,6 +95,12 @@ func (s *Deliveries) stepAlone(ctx context.Context, subscriptionID ids.ID, c *ch
 		return nil, err
 	}
 	s.committed(ctx, st)
+	if st.recordAgain {
+		// The record that was to end the run wrote nothing: the batch is
+		// recorded in a step that reads the subscription under its lock.
+		last.alone = true
+		return s.stepAlone(ctx, subscriptionID, c, last)
+	}
 	return st, nil
 }
 
@@ -267,8 +277,11 @@ func (s *Deliveries) send(ctx context.Context, c *chain, a *attempt) (sent, bool
 }
 
 // recordAlone records last in a unit of work of its own, after the claim
-// of the next head failed in the unit of work the record shared with it.
+// of the next head failed in the unit of work the record shared with it;
+// this record never travels with the COMMIT (sentBatch.alone), so one
+// that finds the subscription changed is computed again under its lock.
 func (s *Deliveries) recordAlone(ctx context.Context, subscriptionID ids.ID, c *chain, last *sentBatch) error {
+	last.alone = true
 	var st *step
 	err := s.uow.Do(ctx, func(ctx context.Context) error {
 		st = c.begin()

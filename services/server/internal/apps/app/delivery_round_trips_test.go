@@ -56,8 +56,9 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	require.Equal(t, 18, c.total(), "the run's statements: the first unit of work BEGIN, three SET LOCAL (lock_timeout, "+
 		"plan_cache_mode, enable_seqscan; D-SQ-19, D-SQ-25), lock with the heads, events, grants, claim, lease wake-up, "+
 		"sync_epoch, COMMIT; the second BEGIN, three SET LOCAL, lock, record, COMMIT (the wake-up stays for later runs, ADR 0087)")
-	require.Equal(t, 7, c.roundTrips(), "the first unit of work BEGIN with the lock, the events with the grants, "+
-		"the claim with the lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the lock and the record, COMMIT")
+	require.Equal(t, 6, c.roundTrips(), "the first unit of work BEGIN with the lock, the events with the grants, "+
+		"the claim with the lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the lock, the record "+
+		"and the COMMIT (D-M2-26-86)")
 
 	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
 	b.runRound(t)
@@ -68,9 +69,9 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 	for _, r := range b.deliveries(t, b.sub) {
 		require.Equal(t, "succeeded", r.Status, "seq %d", r.EventSeq)
 	}
-	require.Equal(t, 5, c.roundTrips(), "a later run, whose claim needs no wake-up (the first run's covers it, "+
+	require.Equal(t, 4, c.roundTrips(), "a later run, whose claim needs no wake-up (the first run's covers it, "+
 		"ADR 0087): BEGIN with the lock, the events with the grants, the claim with the COMMIT (D-M2-26-80); "+
-		"BEGIN with the record, COMMIT")
+		"BEGIN with the lock, the record and the COMMIT (D-M2-26-86)")
 }
 
 // staleClaims answers the first claims of its subscription as claims
@@ -111,16 +112,16 @@ func TestDeliveryRunReadsWhatItsRoundMadeWithItsLock(t *testing.T) {
 	require.Contains(t, trips[0], "EventListByKeys", "the events with the lock: %v", trips)
 	require.Len(t, trips[0], 7, "BEGIN, three SET LOCAL, the lock, the events, the grants: %v", trips)
 	require.Equal(t, 1, c.count("EventListByKeys"), "nothing read again")
-	require.Len(t, trips, 6, "BEGIN with the lock, the events and the grants; the claim with the lease wake-up; "+
-		"sync_epoch; COMMIT; the second BEGIN with the lock and the record; COMMIT: %v", trips)
+	require.Len(t, trips, 5, "BEGIN with the lock, the events and the grants; the claim with the lease wake-up; "+
+		"sync_epoch; COMMIT; the second BEGIN with the lock, the record and the COMMIT (D-M2-26-86): %v", trips)
 
 	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
 	b.runRound(t)
 	c.reset()
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 3)
-	require.Equal(t, 4, c.roundTrips(), "BEGIN with the lock, the events and the grants; the claim with the COMMIT; "+
-		"BEGIN with the record, COMMIT")
+	require.Equal(t, 3, c.roundTrips(), "BEGIN with the lock, the events and the grants; the claim with the COMMIT; "+
+		"BEGIN with the lock, the record and the COMMIT")
 
 	// Seq 4 fails; seq 5 comes from the next round, which finds seq 4
 	// open and keeps nothing: the retry run reads both after its lock.
@@ -183,7 +184,7 @@ func TestDeliveryRunClaimsAgainAfterAClaimThatCommittedNothing(t *testing.T) {
 // and stays for later runs (ADR 0087).
 func TestDeliveryRunGoesOnWithAHeadThatCameDuringItsLastAttempt(t *testing.T) {
 	t.Parallel()
-	b, _ := twoHeadsTraced(t, options{})
+	b, c := twoHeadsTraced(t, options{})
 	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			// Sam writes while the last head's attempt is out.
@@ -199,6 +200,8 @@ func TestDeliveryRunGoesOnWithAHeadThatCameDuringItsLastAttempt(t *testing.T) {
 	require.Len(t, got, 3, "the run delivered the head that came during its last attempt")
 	require.Equal(t, append(rounds, webhookstest.AtOnce, wakeUp), b.w.Scheduled(t, b.sub),
 		"the rounds' jobs, the job of Sam's round, and the run's one wake-up")
+	require.Equal(t, 2, c.count("WebhookSubscriptionLockDeliveryTargets"),
+		"the record that was to end the run went with its COMMIT (D-M2-26-86), and the run claims the head it found in a fresh step")
 	for _, r := range b.deliveries(t, b.sub) {
 		require.Equal(t, "succeeded", r.Status, "seq %d", r.EventSeq)
 	}
@@ -274,4 +277,43 @@ func TestDeliveryRecordOfAPausedSubscriptionIsComputedAgain(t *testing.T) {
 	require.Equal(t, 1, rows[0].Attempt)
 	require.Equal(t, "pending", rows[1].Status)
 	require.Equal(t, 0, rows[1].Attempt)
+}
+
+// TestDeliveryRecordWithItsCommitFindsItsSubscriptionChanged (D-M2-26-86):
+// the record of a run's last batch travels with its COMMIT, and writes
+// nothing when the subscription is no longer as the claim left it; Robin
+// pauses it while the request is out and the receiver accepts. The run
+// records the batch again in a unit of work of its own, computed from the
+// paused subscription under its lock: the delivery succeeded once, the
+// lease is given back and the pause stays.
+func TestDeliveryRecordWithItsCommitFindsItsSubscriptionChanged(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	b := deliveryWorld(t, options{tracer: c})
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+	b.runRound(t)
+	paused := make(chan error, 1)
+	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+		state := apps.SubscriptionPaused
+		_, err := b.w.Services.Webhooks.UpdateSubscription(b.robin(t), apps.UpdateSubscription{ID: b.sub, State: &state})
+		paused <- err
+		w.WriteHeader(http.StatusNoContent)
+	})
+	c.reset()
+	b.deliver(t, b.sub)
+	require.NoError(t, <-paused)
+	require.Len(t, b.recv.requests(), 1)
+	require.Equal(t, 3, c.count("WebhookSubscriptionRecordAttempt"), "the record with the COMMIT that found the pause, "+
+		"then in a unit of work of its own the record from the claim's subscription and the one computed again")
+	rows := b.deliveries(t, b.sub)
+	require.Len(t, rows, 1)
+	require.Equal(t, "succeeded", rows[0].Status)
+	require.Equal(t, 1, rows[0].Attempt)
+	got := b.subscription(t, b.sub)
+	require.Equal(t, "paused", got.State, "the record keeps the owner's pause")
+	require.Equal(t, rows[0].EventSeq, got.LastDeliveredSeq)
+	var leased bool
+	require.NoError(t, b.db.App.QueryRow(bg, `SELECT lease_delivery_id IS NOT NULL FROM webhook_subscriptions WHERE id = $1`,
+		b.sub).Scan(&leased))
+	require.False(t, leased, "the lease is given back")
 }

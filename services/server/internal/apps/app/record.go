@@ -47,6 +47,9 @@ func (s *Deliveries) record(ctx context.Context, st *step, last *sentBatch) (*De
 		st.recording = p
 		return nil, nil, nil
 	}
+	if p.endsRun() {
+		return nil, nil, s.recordLast(ctx, st, p)
+	}
 	done, err := s.store.RecordAttempts(ctx, p.rec)
 	if err != nil {
 		return nil, nil, err
@@ -60,6 +63,52 @@ type pendingRecord struct {
 	last *sentBatch
 	sets []webhook.Settlement
 	rec  AttemptRecord
+}
+
+// endsRun reports whether p is expected to be the last statement of its
+// run (D-M2-26-86): its batch's claim found nothing else pending
+// (batch.drained), every claimed head was sent, and as computed the record
+// asks for nothing after it, no transition to audit and no retry to
+// schedule. recorded then sends nothing after the record when the
+// subscription is as the claim left it.
+func (p *pendingRecord) endsRun() bool {
+	if !p.last.drained || p.last.alone || len(p.last.unsent) > 0 {
+		return false
+	}
+	for _, set := range p.sets {
+		if set.Transitioned {
+			return false
+		}
+	}
+	return p.rec.Outcomes[len(p.rec.Outcomes)-1].Status != apps.DeliveryPending
+}
+
+// recordLast writes p, a record expected to end its run (endsRun), in
+// the round trip of its unit of work's COMMIT (txn.Last, D-M2-26-86): on a
+// quiet subscription the run's last unit of work is one round trip
+// instead of two. What the record found decides what follows, after the
+// commit: a head that became pending during the batch is claimed in a
+// fresh step (st.claimAgain), and a subscription that changed after the
+// claim, for which the record wrote nothing, gets the batch recorded
+// again in a step of its own (st.recordAgain), computed under its lock as
+// record does.
+func (s *Deliveries) recordLast(ctx context.Context, st *step, p *pendingRecord) error {
+	var done []Recorded
+	err := txn.Last(ctx, func(ctx context.Context) (err error) {
+		done, err = s.store.RecordAttempts(ctx, p.rec)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if done[0].Found && !done[0].AsExpected {
+		st.recordAgain = true
+		return nil
+	}
+	t, _, err := s.recorded(ctx, st, p, done[0])
+	// recorded returns the subscription only when a head is pending.
+	st.claimAgain = t != nil
+	return err
 }
 
 // recordPending writes the records the steps sts left waiting (record)
