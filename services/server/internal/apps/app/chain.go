@@ -62,6 +62,10 @@ type sentBatch struct {
 // step until the unit of work committed.
 type chain struct {
 	start time.Time
+	// ownJob is set for a run of a job of its own subscription alone
+	// (Deliver), whose first record ends the job's row when the job was
+	// started in process (D-M2-26-87).
+	ownJob bool
 	// finished counts the deliveries the committed steps finished.
 	finished int
 	// coverUntil is when the lease wake-up a committed step of the run

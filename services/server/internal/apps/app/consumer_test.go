@@ -3,6 +3,7 @@ package app_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,7 @@ import (
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
 	"bothy/server/internal/kernel/ids"
+	"bothy/server/internal/platform/jobs"
 )
 
 // lastSeq returns the seq of the newest event of type whose audience is
@@ -305,6 +307,41 @@ func TestRoundStartsItsDeliveryJobInTheWorker(t *testing.T) {
 		return !left
 	})
 	require.Equal(t, "succeeded", b.deliveries(t, b.sub)[0].Status)
+}
+
+// TestRoundsJobEndsItsRowWithItsRunsRecord (D-M2-26-87): the job a round
+// started in its worker for one subscription deletes its row in the round
+// trip of the run's record and COMMIT, once the claim's lease and its
+// wake-up committed, and not in a transaction of its own after the run.
+func TestRoundsJobEndsItsRowWithItsRunsRecord(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	b := deliveryWorld(t, options{worker: true, realClock: true, tracer: c})
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+	c.reset()
+	b.runRound(t)
+	b.recv.wait(t, 1)
+	eventually(t, "the round's job leaves no row behind", func() bool {
+		var left bool
+		require.NoError(t, b.db.App.QueryRow(bg, `SELECT EXISTS (SELECT FROM river_job WHERE $1 = ANY(tags))`,
+			jobs.TagInProcess).Scan(&left))
+		return !left
+	})
+	require.Equal(t, "succeeded", b.deliveries(t, b.sub)[0].Status)
+	var record []string
+	for _, trip := range c.Take() {
+		for _, sql := range trip {
+			require.False(t, strings.Contains(sql, "DELETE FROM river_job") && strings.Contains(sql, "set_config"),
+				"no delete of the row in a transaction of its own: %s", sql)
+		}
+		if slices.ContainsFunc(trip, func(sql string) bool { return strings.Contains(sql, "WebhookSubscriptionRecordAttempt") }) {
+			record = trip
+		}
+	}
+	require.NotNil(t, record, "the run recorded")
+	require.True(t, slices.ContainsFunc(record, func(sql string) bool { return strings.HasPrefix(sql, "DELETE FROM river_job") }),
+		"the row's delete travels with the record: %v", record)
+	require.Equal(t, "commit", record[len(record)-1], "and with the COMMIT")
 }
 
 // TestRoundSendsItsRowsAndJobsWithItsCommit (ADR 0093, D-M2-26-84): a

@@ -59,6 +59,7 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 // its failure scheduled, so jobs do not pile up behind a head in backoff.
 func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, scheduledAt time.Time) error {
 	c := s.newChain(scheduledAt)
+	c.ownJob = true
 	st, err := s.stepAlone(ctx, subscriptionID, c, nil)
 	if err != nil {
 		return err
@@ -160,6 +161,15 @@ func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, 
 			return err
 		}
 		return s.claimLocked(ctx, st, locked[0])
+	}
+	if st.c.ownJob && !st.together {
+		// The claim of the batch committed with its lease, whose wake-up
+		// takes the subscription on after a failure or a crash of the run
+		// from here: the job's row started in process goes with this
+		// commit instead of in a transaction of its own (D-M2-26-87).
+		if err := s.scheduler.EndStartedJob(ctx); err != nil {
+			return err
+		}
 	}
 	// The record takes the row lock in its own statement.
 	t, heads, err := s.record(ctx, st, last)

@@ -101,4 +101,11 @@ type DeliveryScheduler interface {
 	// consumer round schedules every subscription it served at its end
 	// this way.
 	StartGroups(ctx context.Context, groups [][]ids.ID, at time.Time) error
+	// EndStartedJob deletes the row of the job that StartGroups started in
+	// this process and whose run is in ctx with the COMMIT of the unit of
+	// work of ctx (jobs.RetireStartedRow, D-M2-26-87); once that committed,
+	// a failure or a crash of the run is left to what the unit of work
+	// committed. It does nothing for a job River runs. Its error is the
+	// unit of work's.
+	EndStartedJob(ctx context.Context) error
 }

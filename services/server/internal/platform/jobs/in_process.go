@@ -6,13 +6,17 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/txn"
 	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/otel/attr"
+	"bothy/server/internal/platform/pg"
 )
 
 // inProcess holds the in-process starts of one runtime
@@ -160,11 +164,13 @@ func (r *Runtime) startInProcess(starts []inProcessStart) {
 // unless River has taken it meanwhile (its run then finds the work done).
 // A failure or a panic makes the job available to River at once, which
 // runs it as its first attempt and retries it with its backoff from
-// there; a snooze leaves it due at its fallback time.
+// there; a snooze leaves it due at its fallback time. A row the handler
+// retired (RetireStartedRow) is gone, whatever the handler returned.
 func (r *Runtime) runInProcess(s inProcessStart) {
 	r.mu.RLock()
 	start := r.starters[s.row.Kind]
 	r.mu.RUnlock()
+	row := &startedRow{id: s.row.ID}
 	err := func() (err error) {
 		defer func() {
 			// run has recorded the panic; River never sees this run.
@@ -172,11 +178,13 @@ func (r *Runtime) runInProcess(s inProcessStart) {
 				err = panicked{}
 			}
 		}()
-		return start(r.local.ctx, s.row, s.at)
+		return start(context.WithValue(r.local.ctx, startedRowKey{}, row), s.row, s.at)
 	}()
 	var cancelled *river.JobCancelError
 	var snoozed *river.JobSnoozeError
 	switch {
+	case row.retired.Load():
+		return
 	case errors.As(err, &snoozed):
 		return
 	case err != nil && !errors.As(err, &cancelled):
@@ -190,6 +198,60 @@ func (r *Runtime) runInProcess(s inProcessStart) {
 			slog.String(string(attr.JobKind), s.row.Kind), otel.ErrorAttr(err))
 	}
 }
+
+// startedRow is the row of a job started in process while its handler
+// runs: its id, and whether a unit of work of the handler deleted it
+// (RetireStartedRow) and committed.
+type startedRow struct {
+	id      int64
+	retired atomic.Bool
+}
+
+// startedRowKey is the context key of the startedRow of a handler's run.
+type startedRowKey struct{}
+
+// RetireStartedRow deletes the row of the job started in process
+// (InsertOptions.StartInProcess) whose handler runs in ctx, with the
+// COMMIT of the unit of work of ctx (txn.AtCommit), unless River has taken
+// it meanwhile. Once that unit of work committed, the run leaves the row
+// alone: no delete after the handler returned, and after a failure no run
+// through River. A handler calls it in a unit of work whose commit leaves
+// a record of its own that carries what is left of the job's work to its
+// end without the row, also after a failure or a crash (for a webhook
+// delivery run, the lease wake-up of the claim it records, D-M2-26-87):
+// the row's delete then takes no transaction of its own. A call in a unit
+// of work that rolls back changes nothing.
+//
+// It does nothing, and returns nil, in a job River runs and after a unit
+// of work of the same run retired the row. Outside a unit of work it
+// returns ErrNoTransaction; a refusal of the database is the error of the
+// unit of work's commit.
+func RetireStartedRow(ctx context.Context) error {
+	row, ok := ctx.Value(startedRowKey{}).(*startedRow)
+	if !ok || row.retired.Load() {
+		return nil
+	}
+	if _, err := pg.RequireTx(ctx); err != nil {
+		return err
+	}
+	txn.AfterCommit(ctx, func() { row.retired.Store(true) })
+	return txn.AtCommit(ctx, func(ctx context.Context) error {
+		tx, err := pg.RequireTx(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, retireStartedSQL, row.id); err != nil {
+			return errs.Wrap(err, "job row delete failed")
+		}
+		return nil
+	})
+}
+
+// retireStartedSQL deletes the row of a job started in process in a unit
+// of work of its handler (RetireStartedRow), unless River has taken it
+// meanwhile. Unlike deleteStartedSQL it leaves the unit of work's commit
+// as it is: the handler's record is what the commit must keep.
+const retireStartedSQL = `DELETE FROM river_job WHERE id = $1 AND state <> 'running'`
 
 // makeAvailableSQL makes the row of a job started in process available
 // now while it still waits for its fallback time, and leaves it alone

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -394,4 +395,103 @@ func requireLeftToRiver(t *testing.T, b *bundle, runs <-chan started) {
 		require.Equal(t, row{state: "available", attempt: 0, errors: 0}, r)
 	}
 	require.Empty(t, runs, "nothing started in process")
+}
+
+// tracedRuntime is runtime over a pool whose statements trips records:
+// River's and the runtime's own, not those of the handlers' units of work
+// (b.uow), which use the untraced pool.
+func (b *bundle) tracedRuntime(t *testing.T, o jobs.Options, trips *pgtest.Trips) *jobs.Runtime {
+	t.Helper()
+	rt, err := jobs.New(o, jobs.Deps{
+		Pool:   b.db.TracedApp(t, trips, 4),
+		Log:    b.logs.Logger(),
+		Tracer: b.spans.Provider,
+		Meter:  b.metrics.Provider,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { stop(t, rt) })
+	return rt
+}
+
+// TestRetireStartedRowDeletesTheRowWithTheHandlersCommit (D-M2-26-87): a
+// handler that retires its row in a unit of work deletes it with that
+// unit's commit; the run then sends nothing for the row, neither the
+// delete after a handler that returned nil nor the hand-over to River
+// after one that failed, and River never runs the job.
+func TestRetireStartedRowDeletesTheRowWithTheHandlersCommit(t *testing.T) {
+	t.Parallel()
+	for _, fails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fails=%v", fails), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			trips := &pgtest.Trips{}
+			rt := b.tracedRuntime(t, options("worker"), trips)
+			left := -1
+			runs := starter(t, b, rt, func(ctx context.Context, _ jobs.Job[pingArgs]) error {
+				if err := b.uow.Do(ctx, jobs.RetireStartedRow); err != nil {
+					return err
+				}
+				if err := b.db.App.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'test.ping'`).Scan(&left); err != nil {
+					return err
+				}
+				if fails {
+					return errors.New("POST https://hooks.example.com failed for Sam")
+				}
+				return nil
+			})
+			require.NoError(t, rt.Start(context.Background()))
+			b.startInProcess(t, rt, pingArgs{N: 1})
+			require.Equal(t, 1, receive(t, runs).committed)
+			require.Zero(t, left, "the row went with the commit of the handler's unit of work")
+			stop(t, rt)
+			require.Empty(t, runs, "River never ran the job")
+			require.Empty(t, b.states(t, "test.ping"))
+			for _, trip := range trips.Take() {
+				for _, sql := range trip {
+					require.NotContains(t, sql, "WHERE id = $1 AND state <> 'running' AND set_config",
+						"no delete of a retired row after the run")
+					require.NotContains(t, sql, "SET state = 'available', scheduled_at = now()",
+						"no hand-over of a retired row to River")
+				}
+			}
+		})
+	}
+}
+
+// TestRetireStartedRowInAUnitOfWorkThatRollsBackKeepsTheRow: a
+// retirement belongs to the commit of its unit of work; after one that
+// rolled back, a failed run hands the job to River as any start does.
+func TestRetireStartedRowInAUnitOfWorkThatRollsBackKeepsTheRow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	errAbort := errors.New("abort")
+	rt, runs := startWorker(t, b, options("worker"), func(ctx context.Context, job jobs.Job[pingArgs]) error {
+		if job.Final() {
+			return nil
+		}
+		err := b.uow.Do(ctx, func(ctx context.Context) error {
+			if err := jobs.RetireStartedRow(ctx); err != nil {
+				return err
+			}
+			return errAbort
+		})
+		return err
+	})
+	b.startInProcess(t, rt, pingArgs{N: 1})
+	require.False(t, receive(t, runs).final)
+	require.True(t, receive(t, runs).final, "River ran the job after the failed start")
+	b.waitForStates(t, "test.ping", []string{"completed"})
+}
+
+// TestRetireStartedRowInAJobRiverRunsDoesNothing: River's own run of a
+// job keeps its row, which River completes.
+func TestRetireStartedRowInAJobRiverRunsDoesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rt, runs := startWorker(t, b, options("worker"), func(ctx context.Context, _ jobs.Job[pingArgs]) error {
+		return b.uow.Do(ctx, jobs.RetireStartedRow)
+	})
+	b.insert(t, rt, pingArgs{N: 1}, jobs.InsertOptions{})
+	receive(t, runs)
+	b.waitForStates(t, "test.ping", []string{"completed"})
 }

@@ -140,6 +140,12 @@ func (s *Scheduler) StartGroups(ctx context.Context, groups [][]ids.ID, at time.
 	return s.ins.InsertManyTx(ctx, groupArgs(groups), jobs.InsertOptions{ScheduledAt: at, StartInProcess: true})
 }
 
+// EndStartedJob deletes the row of the job started in process whose run
+// is in ctx with the COMMIT of ctx's unit of work (jobs.RetireStartedRow).
+func (s *Scheduler) EndStartedJob(ctx context.Context) error {
+	return jobs.RetireStartedRow(ctx)
+}
+
 // groupArgs are the args of the jobs of groups: the job of a group of one
 // names its subscription as Schedule's does, the job of a larger group
 // names them all; an empty group has none.
