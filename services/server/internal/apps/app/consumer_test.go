@@ -309,17 +309,26 @@ func TestRoundStartsItsDeliveryJobInTheWorker(t *testing.T) {
 	require.Equal(t, "succeeded", b.deliveries(t, b.sub)[0].Status)
 }
 
+// tracedRound returns a world whose worker runs the jobs and whose pool c
+// traces, after Alex's post and the round that delivers it, with c
+// reset before the round.
+func tracedRound(t *testing.T) (*bundle, *queryLog) {
+	t.Helper()
+	c := newQueryLog()
+	b := deliveryWorld(t, options{worker: true, realClock: true, tracer: c})
+	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
+	c.reset()
+	b.runRound(t)
+	return b, c
+}
+
 // TestRoundsJobEndsItsRowWithItsRunsRecord (D-M2-26-87): the job a round
 // started in its worker for one subscription deletes its row in the round
 // trip of the run's record and COMMIT, once the claim's lease and its
 // wake-up committed, and not in a transaction of its own after the run.
 func TestRoundsJobEndsItsRowWithItsRunsRecord(t *testing.T) {
 	t.Parallel()
-	c := newQueryLog()
-	b := deliveryWorld(t, options{worker: true, realClock: true, tracer: c})
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
-	c.reset()
-	b.runRound(t)
+	b, c := tracedRound(t)
 	b.recv.wait(t, 1)
 	eventually(t, "the round's job leaves no row behind", func() bool {
 		var left bool
@@ -352,11 +361,7 @@ func TestRoundsJobEndsItsRowWithItsRunsRecord(t *testing.T) {
 // reach, the candidates, the commit. The delivery still goes.
 func TestRoundSendsItsRowsAndJobsWithItsCommit(t *testing.T) {
 	t.Parallel()
-	c := newQueryLog()
-	b := deliveryWorld(t, options{worker: true, realClock: true, tracer: c})
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
-	c.reset()
-	b.runRound(t)
+	b, c := tracedRound(t)
 	// The worker's River polls on the same pool meanwhile; the round's trips
 	// are those with a statement of the round.
 	var trips [][]string
