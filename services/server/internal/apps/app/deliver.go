@@ -162,7 +162,7 @@ func (s *Deliveries) step(ctx context.Context, subscriptionID ids.ID, st *step, 
 		}
 		return s.claimLocked(ctx, st, locked[0])
 	}
-	if st.c.ownJob && !st.together {
+	if st.c.ownJob {
 		// The claim of the batch committed with its lease, whose wake-up
 		// takes the subscription on after a failure or a crash of the run
 		// from here: the job's row started in process goes with this
