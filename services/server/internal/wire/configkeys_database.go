@@ -21,7 +21,7 @@ func databaseConfigKeys() []config.Key {
 		{Name: "database.max_conns", Kind: config.KindInt, Default: "10", Min: "1", Max: "1000", Unit: "connections", Chapter: chapter02,
 			Doc: "Largest number of connections in the pool of one process."},
 		{Name: "database.open_all_conns", Kind: config.KindBool, Default: "true", Chapter: chapter02,
-			Doc: "Opens all database.max_conns connections of a process in the background from the start, and again when one closes, so a request or a delivery rarely waits for a connection to be made and to plan its statements (ADR 0096); false opens each connection on first need."},
+			Doc: "Opens all database.max_conns connections of a process at its start, before it reports ready and starts its work, and again in the background when one closes, so a request or a delivery rarely waits for a connection to be made and to plan its statements (ADR 0096, D-RT-12); false opens each connection on first need."},
 		{Name: "database.conn_max_lifetime", Kind: config.KindDuration, Default: "1h", Min: "1s", Max: "24h", Chapter: chapter02,
 			Doc: "Age after which a connection of the pool is closed and, with database.open_all_conns, opened again in the background; each connection lives a random part of database.conn_lifetime_jitter longer."},
 		{Name: "database.conn_lifetime_jitter", Kind: config.KindDuration, Default: "10m", Min: "0s", Max: "24h", Chapter: chapter02,

@@ -80,14 +80,24 @@ type gate struct {
 	open atomic.Bool
 	mu   sync.Mutex
 	live map[net.Conn]bool
+	// hold, when not nil, keeps every connection after the first admit
+	// from reaching the database until it is closed; held counts them.
+	hold     chan struct{}
+	admit    int32
+	held     atomic.Int32
+	released sync.Once
 }
 
-func newGate(t *testing.T, target string) *gate {
+// release lets the held connections through; later calls do nothing.
+func (g *gate) release() { g.released.Do(func() { close(g.hold) }) }
+
+// newGate starts g (closed, without an address yet) in front of target.
+func newGate(t *testing.T, g *gate, target string) *gate {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
-	g := &gate{addr: l.Addr().String(), live: map[net.Conn]bool{}}
+	g.addr, g.live = l.Addr().String(), map[net.Conn]bool{}
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -101,6 +111,15 @@ func newGate(t *testing.T, target string) *gate {
 			g.mu.Lock()
 			g.live[c] = true
 			g.mu.Unlock()
+			if g.hold != nil && g.admit <= 0 {
+				g.held.Add(1)
+				go func() {
+					<-g.hold
+					g.forward(c, target)
+				}()
+				continue
+			}
+			g.admit--
 			go g.forward(c, target)
 		}
 	}()
@@ -110,10 +129,23 @@ func newGate(t *testing.T, target string) *gate {
 // behindGate returns a rewrite of the database URL through a new gate,
 // stored in *g, open or closed at first.
 func behindGate(t *testing.T, g **gate, open bool) func(string) string {
+	return behindGateOf(t, g, &gate{}, open)
+}
+
+// behindHoldingGate is behindGate with an open gate that lets admit
+// connections through and holds the others until the test calls
+// (*g).release.
+func behindHoldingGate(t *testing.T, g **gate, admit int32) func(string) string {
+	return behindGateOf(t, g, &gate{hold: make(chan struct{}), admit: admit}, true)
+}
+
+// behindGateOf returns a rewrite of the database URL through the gate
+// made of proto, stored in *g, open or closed at first.
+func behindGateOf(t *testing.T, g **gate, proto *gate, open bool) func(string) string {
 	return func(app string) string {
 		u, err := url.Parse(app)
 		require.NoError(t, err)
-		*g = newGate(t, u.Host)
+		*g = newGate(t, proto, u.Host)
 		(*g).open.Store(open)
 		u.Host = (*g).addr
 		return u.String()
@@ -340,6 +372,32 @@ func TestStartUpWaitsForTheDatabaseAndSaysWhy(t *testing.T) {
 	b.timer.fire <- time.Now()
 	waitReady(t, b.operator)
 	require.Equal(t, 2, b.logs.count("database unavailable at start-up"))
+	b.cancel()
+	require.NoError(t, b.wait())
+}
+
+// TestReadyOnlyWithEveryConnectionOpen (ADR 0096): a server process opens
+// and warms all its connections (database.open_all_conns) before it
+// reports ready and starts its work. While the database has let only two
+// of four connections through, the start-up steps run on those and
+// /readyz keeps saying "starting"; once the others open, it is ready.
+func TestReadyOnlyWithEveryConnectionOpen(t *testing.T) {
+	t.Parallel()
+	var g *gate
+	b := startProcess(t, wire.RoleWorker, behindHoldingGate(t, &g, 2), "BOTHY_DATABASE_MAX_CONNS=4")
+	t.Cleanup(g.release) // before the process's own clean-up, which waits for its pool
+	require.Eventually(t, func() bool { return g.held.Load() == 2 && b.logs.count("msg=listening") == 1 }, 30*time.Second,
+		5*time.Millisecond, "the pool asks for its other connections, and Run has begun")
+	// The start-up steps take milliseconds on the connections let through;
+	// a process that did not wait for the others would be ready well
+	// within this.
+	require.Never(t, func() bool { code, _ := readyzOf(b.proc); return code == http.StatusOK }, time.Second, 20*time.Millisecond,
+		"ready with connections still being opened")
+	code, body := readyzOf(b.proc)
+	require.Equal(t, "starting\n", body, "code %d", code)
+
+	g.release()
+	waitReady(t, b.operator)
 	b.cancel()
 	require.NoError(t, b.wait())
 }

@@ -355,10 +355,14 @@ func (p *Process) Run(ctx context.Context) error {
 	return runErr
 }
 
-// start runs the start-up steps, then the job runtime, the consumers and,
-// in roles api and all, the API listener (appended to servers).
+// start runs the start-up steps, fills the pool, then starts the job
+// runtime, the consumers and, in roles api and all, the API listener
+// (appended to servers).
 func (p *Process) start(ctx context.Context, servers *[]*http.Server, failed chan<- error) error {
 	if err := p.startUp(ctx); err != nil {
+		return err
+	}
+	if err := p.fillPool(ctx); err != nil {
 		return err
 	}
 	if err := p.jobs.Start(ctx); err != nil {

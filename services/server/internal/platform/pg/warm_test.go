@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -85,4 +86,64 @@ func TestWarmNamesAStatementThatDoesNotPlan(t *testing.T) {
 	require.NoError(t, err)
 	defer pool.Close()
 	require.NoError(t, pool.QueryRow(ctx, `SELECT 1`).Scan(&one), "a warm-up that fails does not keep a connection from use")
+}
+
+// TestFillReturnsWithEveryConnectionOpenAndWarm: Fill returns once the
+// pool holds MinConns connections, none still being opened, each of which
+// planned the warm statements (ADR 0096), so nothing the caller starts
+// afterwards waits for a connection or shares the machine with a warm-up.
+func TestFillReturnsWithEveryConnectionOpenAndWarm(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	pool, err := pg.Open(ctx, pg.Options{URL: superuserURL(t, db), MaxConns: 4, MinConns: 4, Warm: []string{warmPage}, Lazy: true})
+	require.NoError(t, err)
+	defer pool.Close()
+
+	opened, err := pg.Fill(ctx, pool)
+	require.NoError(t, err)
+	require.Equal(t, 4, opened)
+	stat := pool.Stat()
+	require.Equal(t, int32(4), stat.TotalConns(), "every connection open")
+	require.Zero(t, stat.ConstructingConns(), "none still being opened")
+	conns := pool.AcquireAllIdle(ctx)
+	require.Len(t, conns, 4, "every connection idle, ready for use")
+	for _, c := range conns {
+		var n int
+		require.NoError(t, c.QueryRow(ctx, `SELECT count(*) FROM pg_backend_memory_contexts WHERE name = 'index info' AND ident = $1`,
+			"messages_channel_page_idx").Scan(&n))
+		require.Positive(t, n, "each connection planned the warm statement")
+		c.Release()
+	}
+}
+
+// TestFillStopsAtAConnectionTheDatabaseRefuses: when PostgreSQL refuses
+// a connection (here the role's CONNECTION LIMIT, SQLSTATE 53300, as
+// max_connections would), Fill returns the connections it could open
+// and the refusal; the pool keeps and serves those.
+func TestFillStopsAtAConnectionTheDatabaseRefuses(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	role := "fill_" + db.Name
+	admin, err := pgxpool.New(ctx, pgtest.AdminURL(t))
+	require.NoError(t, err)
+	defer admin.Close()
+	_, err = admin.Exec(ctx, `CREATE ROLE "`+role+`" LOGIN PASSWORD 'fill' CONNECTION LIMIT 2`)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), `DROP ROLE "`+role+`"`) })
+	u, err := url.Parse(db.AppURL)
+	require.NoError(t, err)
+	u.User = url.UserPassword(role, "fill")
+
+	pool, err := pg.Open(ctx, pg.Options{URL: u.String(), MaxConns: 4, MinConns: 4, Lazy: true})
+	require.NoError(t, err)
+	defer pool.Close()
+	opened, err := pg.Fill(ctx, pool)
+	require.Equal(t, 2, opened, "the connections the role may have: %v", err)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr, "PostgreSQL's refusal, not a cancellation: %v", err)
+	require.Equal(t, "53300", pgErr.Code)
+	var one int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT 1`).Scan(&one), "the pool serves with what it has")
 }
