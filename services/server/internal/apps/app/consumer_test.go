@@ -213,17 +213,14 @@ func TestDeliveryQuotaPauses(t *testing.T) {
 		<-release
 		w.WriteHeader(http.StatusOK)
 	})
-	b.post(t, b.w.Alex, b.w.Eskalation, "1")
-	b.runRound(t)
+	b.postAndRound(t, "1")
 	done := make(chan error, 1)
 	go func() { done <- b.d.Deliver(bg, sub) }()
 	<-arrived // the receiver holds the first delivery
 
-	b.post(t, b.w.Alex, b.w.Eskalation, "2")
-	b.runRound(t)
+	b.postAndRound(t, "2")
 	require.Equal(t, "active", b.subscription(t, sub).State, "two open deliveries are below the quota")
-	b.post(t, b.w.Alex, b.w.Eskalation, "3")
-	b.runRound(t)
+	b.postAndRound(t, "3")
 	require.Equal(t, "paused", b.subscription(t, sub).State, "the third open delivery reaches the quota")
 	audits := b.transitions(t)
 	require.Len(t, audits, 1)
@@ -231,13 +228,11 @@ func TestDeliveryQuotaPauses(t *testing.T) {
 		audits[0].Details)
 
 	b.post(t, b.w.Alex, b.w.Eskalation, "4")
-	b.post(t, b.w.Alex, b.w.Eskalation, "5")
-	b.runRound(t)
+	b.postAndRound(t, "5")
 	require.Len(t, b.deliveries(t, sub), 5, "rows keep being created while paused")
 
 	b.setState(t, sub, apps.SubscriptionActive)
-	b.post(t, b.w.Alex, b.w.Eskalation, "6")
-	b.runRound(t)
+	b.postAndRound(t, "6")
 	require.Equal(t, "active", b.subscription(t, sub).State, "a resumed backlog above the quota is not paused again")
 	require.Len(t, b.transitions(t), 1)
 
@@ -291,8 +286,7 @@ func TestRoundStartsItsDeliveryJobInTheWorker(t *testing.T) {
 		<-release
 		w.WriteHeader(http.StatusOK)
 	})
-	b.post(t, b.w.Alex, b.w.Eskalation, "started where the round ran")
-	b.runRound(t)
+	b.postAndRound(t, "started where the round ran")
 	<-arrived
 	// The round's job is the first; the run's lease wake-up came after it.
 	var job int64

@@ -186,8 +186,7 @@ func TestDeliveryRevokedRightIsDeadWithoutRequest(t *testing.T) {
 	_, err := b.w.Services.Apps.CreateAppGrant(b.robin(t), app.CreateAppGrant{AppID: b.appID, Level: authz.LevelRead,
 		SpaceID: b.w.Support, ChannelID: b.w.Eskalation})
 	require.NoError(t, err)
-	b.post(t, b.w.Alex, b.w.Eskalation, "after the new grant")
-	b.runRound(t)
+	b.postAndRound(t, "after the new grant")
 	b.deliver(t, sub)
 	got := b.recv.requests()
 	require.Len(t, got, 1)
@@ -286,14 +285,12 @@ func TestDelivery410Disables(t *testing.T) {
 	require.True(t, warned)
 
 	b.recv.status(http.StatusOK)
-	b.post(t, b.w.Alex, b.w.Eskalation, "while disabled")
-	b.runRound(t)
+	b.postAndRound(t, "while disabled")
 	b.deliver(t, sub)
 	require.Len(t, b.recv.requests(), 1, "no further request while disabled")
 
 	b.setState(t, sub, apps.SubscriptionActive)
-	b.post(t, b.w.Alex, b.w.Eskalation, "after the re-enable")
-	b.runRound(t)
+	b.postAndRound(t, "after the re-enable")
 	b.deliver(t, sub)
 	got := b.recv.requests()
 	require.Len(t, got, 2)
@@ -325,8 +322,7 @@ func TestDeliveryRetryAfter(t *testing.T) {
 			t.Parallel()
 			b := deliveryWorld(t, options{})
 			sub := b.sub
-			b.post(t, b.w.Alex, b.w.Eskalation, "please slow down")
-			b.runRound(t)
+			b.postAndRound(t, "please slow down")
 			created := b.deliveries(t, sub)[0].CreatedAt
 			// The HTTP-date has whole seconds; attempt at a whole second so
 			// the header means exactly tc.wait.
@@ -363,8 +359,7 @@ func TestDeliveryBackoffAndConsecutiveFailures(t *testing.T) {
 	b := deliveryWorld(t, options{change: func(o *app.DeliveryOptions) { o.MaxConsecutiveFailures = 4 }})
 	sub := b.sub
 	b.post(t, b.w.Alex, b.w.Eskalation, "first")
-	b.post(t, b.w.Alex, b.w.Eskalation, "second")
-	b.runRound(t)
+	b.postAndRound(t, "second")
 	b.recv.status(http.StatusInternalServerError)
 	for n := 1; n <= 4; n++ {
 		now := b.now()
@@ -425,8 +420,7 @@ func TestDeliveryDeadAfterRetryMaxAge(t *testing.T) {
 
 	b.recv.status(http.StatusOK)
 	b.setState(t, sub, apps.SubscriptionActive)
-	b.post(t, b.w.Alex, b.w.Eskalation, "the following event")
-	b.runRound(t)
+	b.postAndRound(t, "the following event")
 	b.deliver(t, sub)
 	got := b.recv.requests()
 	require.Len(t, got, 3)

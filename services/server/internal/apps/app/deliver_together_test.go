@@ -55,8 +55,7 @@ func withThree(t *testing.T, o options) (*bundle, []ids.ID) {
 	t.Helper()
 	b := deliveryWorld(t, o)
 	subs := []ids.ID{b.sub, b.createAt(t, "/hooks/b"), b.createAt(t, "/hooks/c")}
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
-	b.runRound(t)
+	b.postAndRound(t, "Sam, the printer is back")
 	return b, subs
 }
 

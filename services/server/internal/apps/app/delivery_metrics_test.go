@@ -96,8 +96,7 @@ func TestDeliveryMetricsCountARepeatedUnitOfWorkOnce(t *testing.T) {
 	// A second head, so the unit of work that records the first claims
 	// again (D-M2-26-67); one head per claim, so it is not in the first
 	// batch.
-	b.post(t, b.w.Alex, b.w.Eskalation, "the head after it")
-	b.runRound(t)
+	b.postAndRound(t, "the head after it")
 	b.deliver(t, b.sub)
 	require.Equal(t, int32(3), store.claims.Load(), "the second claim deadlocked and ran again")
 	for _, r := range b.deliveries(t, b.sub) {

@@ -27,8 +27,7 @@ func twoHeadsTraced(t *testing.T, o options) (*bundle, *queryLog) {
 	o.tracer = c
 	b := deliveryWorld(t, o)
 	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
-	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
-	b.runRound(t)
+	b.postAndRound(t, "Robin, so is the scanner")
 	c.reset()
 	return b, c
 }
@@ -60,8 +59,7 @@ func TestDeliveryRunEndsWithoutAClaimThatFindsNothing(t *testing.T) {
 		"the claim with the lease wake-up (ADR 0085), sync_epoch, COMMIT; the second BEGIN with the lock, the record "+
 		"and the COMMIT (D-M2-26-86)")
 
-	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
-	b.runRound(t)
+	b.postAndRound(t, "Alex, and the coffee machine")
 	c.reset()
 	b.deliver(t, b.sub)
 	got := b.recv.wait(t, 3)
@@ -115,8 +113,7 @@ func TestDeliveryRunReadsWhatItsRoundMadeWithItsLock(t *testing.T) {
 	require.Len(t, trips, 5, "BEGIN with the lock, the events and the grants; the claim with the lease wake-up; "+
 		"sync_epoch; COMMIT; the second BEGIN with the lock, the record and the COMMIT (D-M2-26-86): %v", trips)
 
-	b.post(t, b.w.Alex, b.w.Eskalation, "Alex, and the coffee machine")
-	b.runRound(t)
+	b.postAndRound(t, "Alex, and the coffee machine")
 	c.reset()
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 3)
@@ -126,11 +123,9 @@ func TestDeliveryRunReadsWhatItsRoundMadeWithItsLock(t *testing.T) {
 	// Seq 4 fails; seq 5 comes from the next round, which finds seq 4
 	// open and keeps nothing: the retry run reads both after its lock.
 	b.recv.failRequest(3, http.StatusOK)
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the fourth")
-	b.runRound(t)
+	b.postAndRound(t, "Sam, the fourth")
 	b.deliver(t, b.sub)
-	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, the fifth")
-	b.runRound(t)
+	b.postAndRound(t, "Robin, the fifth")
 	b.advance(t, time.Hour)
 	c.reset()
 	b.deliver(t, b.sub)
@@ -159,13 +154,11 @@ func TestDeliveryRunClaimsAgainAfterAClaimThatCommittedNothing(t *testing.T) {
 		return store
 	}})
 	store.sub = b.sub
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
-	b.runRound(t)
+	b.postAndRound(t, "Sam, the printer is back")
 	b.deliver(t, b.sub)
 	b.recv.wait(t, 1)
 
-	b.post(t, b.w.Alex, b.w.Eskalation, "Robin, so is the scanner")
-	b.runRound(t)
+	b.postAndRound(t, "Robin, so is the scanner")
 	c.reset()
 	store.stale.Store(1)
 	b.deliver(t, b.sub)
@@ -225,11 +218,9 @@ func TestDeliverySyncEpochIsReadOncePerWorker(t *testing.T) {
 	t.Parallel()
 	counter := &countingState{}
 	b := deliveryWorld(t, options{state: func(s instance.State) instance.State { counter.State = s; return counter }})
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, first")
-	b.runRound(t)
+	b.postAndRound(t, "Sam, first")
 	b.deliver(t, b.sub)
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, second")
-	b.runRound(t)
+	b.postAndRound(t, "Sam, second")
 	b.deliver(t, b.sub)
 	got := b.recv.wait(t, 2)
 	require.Len(t, got, 2)
@@ -290,8 +281,7 @@ func TestDeliveryRecordWithItsCommitFindsItsSubscriptionChanged(t *testing.T) {
 	t.Parallel()
 	c := newQueryLog()
 	b := deliveryWorld(t, options{tracer: c})
-	b.post(t, b.w.Alex, b.w.Eskalation, "Sam, the printer is back")
-	b.runRound(t)
+	b.postAndRound(t, "Sam, the printer is back")
 	paused := make(chan error, 1)
 	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
 		state := apps.SubscriptionPaused

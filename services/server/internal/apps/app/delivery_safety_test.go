@@ -111,8 +111,7 @@ func TestDeliverySuspendedInstallation(t *testing.T) {
 	_, err := b.w.Services.Apps.SuspendApp(b.robin(t), b.appID)
 	require.NoError(t, err)
 	b.post(t, b.w.Alex, b.w.Eskalation, "first while suspended")
-	b.post(t, b.w.Alex, b.w.Eskalation, "second while suspended")
-	b.runRound(t)
+	b.postAndRound(t, "second while suspended")
 	jobsBefore := len(b.w.Scheduled(t, sub))
 	require.Zero(t, jobsBefore, "a suspended installation gets no job from the round")
 	b.deliver(t, sub)
@@ -196,8 +195,7 @@ func TestDeliveryCrashAfterSend(t *testing.T) {
 			return store
 		}})
 	sub := b.sub
-	b.post(t, b.w.Alex, b.w.Eskalation, "at least once")
-	b.runRound(t)
+	b.postAndRound(t, "at least once")
 	got := b.recv.wait(t, 2)
 	eventually(t, "the second attempt is recorded", func() bool { return b.deliveries(t, sub)[0].Status == "succeeded" })
 	require.True(t, store.failed.Load())
@@ -261,8 +259,7 @@ func TestDeliveryCancelledAfterTheAnswerIsRecorded(t *testing.T) {
 		cs.WebhookSender = s
 		return cs
 	}}, "answered while the worker stops")
-	b.post(t, b.w.Alex, b.w.Eskalation, "left to the next job")
-	b.runRound(t)
+	b.postAndRound(t, "left to the next job")
 	jobs := len(b.w.Scheduled(t, sub))
 	ctx, cancel := context.WithCancel(bg)
 	cs.cancel = cancel
@@ -428,8 +425,7 @@ func TestDeliveryRunsShareALeaseWakeUp(t *testing.T) {
 
 	// A later run within the shared wake-up's cover dies after its send.
 	b.advance(t, b.opts.ChainMaxDuration-time.Second)
-	b.post(t, b.w.Alex, b.w.Eskalation, "second")
-	b.runRound(t)
+	b.postAndRound(t, "second")
 	rounds = b.w.Scheduled(t, sub)
 	require.ErrorIs(t, b.d.Deliver(bg, sub), errInjected, "the run dies after sending the second head")
 	require.Len(t, b.recv.requests(), 2)
@@ -448,8 +444,7 @@ func TestDeliveryRunsShareALeaseWakeUp(t *testing.T) {
 	require.NoError(t, b.db.App.QueryRow(bg, `SELECT wake_up_at FROM webhook_subscriptions WHERE id = $1`, sub).Scan(&named))
 	require.True(t, named.Equal(wakeUp.Add(b.opts.ChainMaxDuration+lease)), "the wake-up's run named its own: %v", named)
 	b.advance(t, named.Sub(b.now()))
-	b.post(t, b.w.Alex, b.w.Eskalation, "third")
-	b.runRound(t)
+	b.postAndRound(t, "third")
 	rounds = b.w.Scheduled(t, sub)
 	own := b.now().Add(b.opts.ChainMaxDuration + lease)
 	require.NoError(t, b.d.Deliver(bg, sub))

@@ -429,8 +429,7 @@ func (b *bundle) disable(t testing.TB, sub ids.ID) {
 func withPending(t testing.TB, o options, text string) (*bundle, ids.ID) {
 	t.Helper()
 	b := deliveryWorld(t, o)
-	b.post(t, b.w.Alex, b.w.Eskalation, text)
-	b.runRound(t)
+	b.postAndRound(t, text)
 	return b, b.sub
 }
 
@@ -444,6 +443,15 @@ func (b *bundle) post(t testing.TB, p harness.Person, channel ids.ID, text strin
 	var seq int64
 	require.NoError(t, b.db.App.QueryRow(bg, `SELECT max(seq) FROM event_log WHERE type = 'message.created'`).Scan(&seq))
 	return seq
+}
+
+// postAndRound posts text as Alex in Eskalation, the channel of the
+// world's subscription, and runs one round of the consumer webhooks: the
+// step most delivery tests take for each event.
+func (b *bundle) postAndRound(t testing.TB, text string) {
+	t.Helper()
+	b.post(t, b.w.Alex, b.w.Eskalation, text)
+	b.runRound(t)
 }
 
 // runRound runs one round of the consumer webhooks.

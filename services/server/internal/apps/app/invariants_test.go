@@ -115,8 +115,7 @@ func TestDeliveryLeaseOutlivesItsAttempt(t *testing.T) {
 		o.DeliveryTimeout = 3 * time.Second
 		o.Retry.Base, o.Retry.Cap = 5*time.Second, 5*time.Second
 	}})
-	b.post(t, b.w.Alex, b.w.Eskalation, "slow commit")
-	b.runRound(t)
+	b.postAndRound(t, "slow commit")
 	_, err := b.db.Owner.Exec(bg, `
 		CREATE TABLE slow_commit_once (done boolean NOT NULL);
 		INSERT INTO slow_commit_once VALUES (false);
@@ -194,8 +193,7 @@ func TestDeliveryAnswerIsRecordedWhenTheNextClaimFails(t *testing.T) {
 		return store
 	}, change: func(o *app.DeliveryOptions) { o.BatchMaxDeliveries = 1 }})
 	b.post(t, b.w.Alex, b.w.Eskalation, "accepted")
-	b.post(t, b.w.Alex, b.w.Eskalation, "next")
-	b.runRound(t)
+	b.postAndRound(t, "next")
 	require.ErrorIs(t, b.d.Deliver(bg, b.sub), errNextClaim)
 	rows := b.deliveries(t, b.sub)
 	require.Equal(t, "succeeded", rows[0].Status, "the 2xx that arrived is recorded")
@@ -226,8 +224,7 @@ func TestDeliveryAppClockBehindTheDatabaseDoesNotStall(t *testing.T) {
 		o.ChainMaxDuration = time.Minute
 	}})
 	b.recv.failRequest(0, http.StatusOK)
-	b.post(t, b.w.Alex, b.w.Eskalation, "retried on time")
-	b.runRound(t)
+	b.postAndRound(t, "retried on time")
 	b.recv.wait(t, 2)
 	eventually(t, "the retry succeeded", func() bool { return b.statusesAre(t, "succeeded") })
 }

@@ -80,8 +80,7 @@ func TestRecoveredDeliveriesGoBeforeANewerPendingOne(t *testing.T) {
 	since := b.now()
 	dead := b.deadRows(t, "first", "second")
 	b.setState(t, b.sub, apps.SubscriptionPaused)
-	b.post(t, b.w.Alex, b.w.Eskalation, "third")
-	b.runRound(t)
+	b.postAndRound(t, "third")
 	rows := b.deliveries(t, b.sub)
 	require.Equal(t, "pending", rows[2].Status, "the newer delivery waits while paused")
 

@@ -32,8 +32,7 @@ func TestRedeliverWebhookSendSide(t *testing.T) {
 	}
 
 	t.Run("a dead delivery goes out with the same webhook-id and ends succeeded", func(t *testing.T) {
-		b.post(t, b.w.Alex, b.w.Eskalation, "dies after its retry window")
-		b.runRound(t)
+		b.postAndRound(t, "dies after its retry window")
 		b.recv.status(http.StatusInternalServerError)
 		b.deliver(t, sub)
 		b.advance(t, b.opts.Retry.MaxAge)
@@ -61,8 +60,7 @@ func TestRedeliverWebhookSendSide(t *testing.T) {
 	})
 
 	t.Run("a pending delivery in backoff goes out at once", func(t *testing.T) {
-		b.post(t, b.w.Alex, b.w.Eskalation, "waits in backoff")
-		b.runRound(t)
+		b.postAndRound(t, "waits in backoff")
 		b.recv.status(http.StatusInternalServerError)
 		b.deliver(t, sub)
 		waiting := b.deliveries(t, sub)[1]

@@ -99,8 +99,7 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 		// wake-up.
 		b := world(t, options{change: func(o *app.DeliveryOptions) { fast(o); o.ChainMaxDuration = 20 * time.Second }})
 		for i, text := range []string{"first", "second", "third"} {
-			b.post(t, b.w.Alex, b.w.Eskalation, text)
-			b.runRound(t)
+			b.postAndRound(t, text)
 			eventually(t, "recorded", func() bool {
 				rows := b.deliveries(t, b.sub)
 				return len(rows) == i+1 && rows[i].Status == "succeeded"
@@ -132,8 +131,7 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 			}
 			w.WriteHeader(http.StatusOK)
 		})
-		b.post(t, b.w.Alex, b.w.Eskalation, "throttled once")
-		b.runRound(t)
+		b.postAndRound(t, "throttled once")
 		b.recv.wait(t, 2)
 		eventually(t, "it succeeded", func() bool { return b.statusesAre(t, "succeeded") })
 		mu.Lock()
@@ -147,8 +145,7 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 		b := world(t, options{})
 		b.recv.status(http.StatusGone)
 		b.post(t, b.w.Alex, b.w.Eskalation, "gone")
-		b.post(t, b.w.Alex, b.w.Eskalation, "never sent")
-		b.runRound(t)
+		b.postAndRound(t, "never sent")
 		eventually(t, "the subscription is disabled", func() bool { return b.subscription(t, b.sub).State == "disabled" })
 		b.waitJobsIdle(t)
 		require.Len(t, b.recv.requests(), 1)
@@ -161,8 +158,7 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 		// Paused, the round makes the row and no job runs; the right goes
 		// between the round and the attempt.
 		b.setState(t, b.sub, apps.SubscriptionPaused)
-		b.post(t, b.w.Alex, b.w.Eskalation, "before the revocation")
-		b.runRound(t)
+		b.postAndRound(t, "before the revocation")
 		require.NoError(t, b.w.Services.Apps.DeleteAppGrant(b.robin(t), b.appID, b.w.G6.ID))
 		b.setState(t, b.sub, apps.SubscriptionActive)
 		eventually(t, "the delivery is dead", func() bool { return b.statusesAre(t, "dead") })
@@ -178,8 +174,7 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 			store.DeliveryStore = s
 			return store
 		}})
-		b.post(t, b.w.Alex, b.w.Eskalation, "at least once")
-		b.runRound(t)
+		b.postAndRound(t, "at least once")
 		got := b.recv.wait(t, 2)
 		eventually(t, "it succeeded", func() bool { return b.statusesAre(t, "succeeded") })
 		require.Equal(t, got[0].id, got[1].id)
@@ -219,8 +214,7 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 			if i == 6 {
 				b.setState(t, subs[2], apps.SubscriptionActive)
 			}
-			b.post(t, b.w.Alex, b.w.Eskalation, fmt.Sprintf("message %d", i))
-			b.runRound(t)
+			b.postAndRound(t, fmt.Sprintf("message %d", i))
 		}
 		eventually(t, "every delivery succeeded", func() bool {
 			for _, sub := range subs {

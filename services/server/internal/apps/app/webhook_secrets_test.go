@@ -208,8 +208,7 @@ func TestWebhookSecretsNeverLeak(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	b.post(t, b.w.Alex, b.w.Eskalation, text)
-	b.runRound(t)
+	b.postAndRound(t, text)
 	got := b.recv.wait(t, 2)
 	eventually(t, "the delivery is recorded", func() bool { return b.deliveries(t, sub)[0].Status == "succeeded" })
 	require.Contains(t, string(got[1].body), text, "the message went through the delivery")
