@@ -113,11 +113,7 @@ func (p *Process) startOnce(ctx context.Context) error {
 // process says so in one line and serves with the connections it has,
 // as it would without the wait. Only an ended ctx ends the start.
 func (p *Process) fillPool(ctx context.Context) error {
-	want := p.pool.Config().MinConns
-	if want == 0 {
-		return nil
-	}
-	opened, err := pg.Fill(ctx, p.pool)
+	opened, err := pg.Fill(ctx, p.pool) // nothing to wait for without database.open_all_conns
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

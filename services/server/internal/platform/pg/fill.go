@@ -21,7 +21,8 @@ import (
 // example PostgreSQL's max_connections reached, SQLSTATE 53300): the
 // connections that opened stay in the pool and serve, and pgxpool tries
 // the missing ones again at its next health check. A cancelled ctx ends
-// the wait with ctx's error.
+// the wait with ctx's error. A pool without MinConns has nothing to
+// fill: Fill returns 0 and nil at once.
 func Fill(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	want := int(pool.Config().MinConns)
 	taken := make([]*pgxpool.Conn, want)
