@@ -118,9 +118,9 @@ func TestFillReturnsWithEveryConnectionOpenAndWarm(t *testing.T) {
 }
 
 // TestFillStopsAtAConnectionTheDatabaseRefuses: when PostgreSQL refuses
-// a connection (here the role's CONNECTION LIMIT, SQLSTATE 53300, as
-// max_connections would), Fill returns the connections it could open
-// and the refusal; the pool keeps and serves those.
+// a connection (here the role's CONNECTION LIMIT of 2, SQLSTATE 53300, as
+// max_connections would), Fill returns how many it could open and the
+// refusal; the pool keeps and serves those.
 func TestFillStopsAtAConnectionTheDatabaseRefuses(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -140,7 +140,9 @@ func TestFillStopsAtAConnectionTheDatabaseRefuses(t *testing.T) {
 	require.NoError(t, err)
 	defer pool.Close()
 	opened, err := pg.Fill(ctx, pool)
-	require.Equal(t, 2, opened, "the connections the role may have: %v", err)
+	// PostgreSQL counts a backend being refused while it checks the
+	// limit, so connections opened at once may get fewer than the limit.
+	require.True(t, opened >= 1 && opened <= 2, "at most the connections the role may have: %d, %v", opened, err)
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr, "PostgreSQL's refusal, not a cancellation: %v", err)
 	require.Equal(t, "53300", pgErr.Code)
