@@ -107,8 +107,8 @@ func (p *Process) startOnce(ctx context.Context) error {
 // (database.open_all_conns) before the process reports ready and starts
 // its jobs, consumers and API listener (ADR 0096): otherwise the first
 // requests and deliveries share the machine with the warm-up of the
-// connections still opening, 15 to 20 ms of PostgreSQL's time each, and
-// the first second of a start is the slowest. A connection the database
+// connections still opening, 15 to 20 ms of PostgreSQL's time each. A
+// connection the database
 // refuses (max_connections reached) does not stop the start: the
 // process says so in one line and serves with the connections it has,
 // as it would without the wait. Only an ended ctx ends the start.

@@ -402,6 +402,41 @@ func TestReadyOnlyWithEveryConnectionOpen(t *testing.T) {
 	require.NoError(t, b.wait())
 }
 
+// TestStartGoesOnWithTheConnectionsTheDatabaseGives (D-RT-12): a
+// database that refuses some of a process's connections (here its role's
+// CONNECTION LIMIT of 2 against database.max_conns 4, SQLSTATE 53300, as
+// max_connections would) does not keep the process from starting: it
+// says so in one warning and serves with the connections it opened.
+func TestStartGoesOnWithTheConnectionsTheDatabaseGives(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.url = w.db.LimitedAppURL(t, 5)
+	b := startProcessIn(t, w, wire.RoleWorker, wire.Deps{}, "BOTHY_DATABASE_MAX_CONNS=8")
+	// The ping may draw a refused connection too: the start-up steps then
+	// wait their backoff, which the test lets pass at once.
+	require.Eventually(t, func() bool {
+		select {
+		case <-b.timer.asked:
+			b.timer.fire <- time.Now()
+		default:
+		}
+		if b.logs.count("msg=listening") == 0 {
+			return false // Run has not begun: /readyz would answer from the database alone
+		}
+		code, _ := readyzOf(b.proc)
+		return code == http.StatusOK
+	}, 30*time.Second, 5*time.Millisecond, "the process becomes ready")
+	require.Equal(t, 1, b.logs.count("database refused connections at start-up"), "one warning: %s", b.logs.String())
+	for line := range strings.Lines(b.logs.String()) {
+		if strings.Contains(line, "database refused connections at start-up") {
+			require.Contains(t, line, "error.type=pg_53300", "the warning names the refusal")
+			require.Regexp(t, `bothy\.count=[1-5] `, line, "and the connections opened, at most the role's limit")
+		}
+	}
+	b.cancel()
+	require.NoError(t, b.wait())
+}
+
 // TestRolesStartedTogetherNeverFail starts api, worker and all at once on
 // one fresh database (issue 13 item 4): each becomes ready and stops
 // cleanly.
@@ -466,4 +501,11 @@ func TestStartUpGivesUpAfterTheStartupWait(t *testing.T) {
 	err := b.wait()
 	require.ErrorContains(t, err, "database.startup_wait", "the second wait would pass the limit")
 	require.Equal(t, 1, b.logs.count("database unavailable at start-up"))
+}
+
+// String returns what was written so far.
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

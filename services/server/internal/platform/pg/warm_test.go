@@ -125,23 +125,12 @@ func TestFillStopsAtAConnectionTheDatabaseRefuses(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
-	role := "fill_" + db.Name
-	admin, err := pgxpool.New(ctx, pgtest.AdminURL(t))
-	require.NoError(t, err)
-	defer admin.Close()
-	_, err = admin.Exec(ctx, `CREATE ROLE "`+role+`" LOGIN PASSWORD 'fill' CONNECTION LIMIT 2`)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), `DROP ROLE "`+role+`"`) })
-	u, err := url.Parse(db.AppURL)
-	require.NoError(t, err)
-	u.User = url.UserPassword(role, "fill")
-
-	pool, err := pg.Open(ctx, pg.Options{URL: u.String(), MaxConns: 4, MinConns: 4, Lazy: true})
+	pool, err := pg.Open(ctx, pg.Options{URL: db.LimitedAppURL(t, 2), MaxConns: 4, MinConns: 4, Lazy: true})
 	require.NoError(t, err)
 	defer pool.Close()
 	opened, err := pg.Fill(ctx, pool)
-	// PostgreSQL counts a backend being refused while it checks the
-	// limit, so connections opened at once may get fewer than the limit.
+	// Connections opened at once may get fewer than the limit
+	// (pgtest.LimitedAppURL).
 	require.True(t, opened >= 1 && opened <= 2, "at most the connections the role may have: %d, %v", opened, err)
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr, "PostgreSQL's refusal, not a cancellation: %v", err)

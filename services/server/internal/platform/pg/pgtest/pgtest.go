@@ -278,6 +278,33 @@ func AdminURL(t testing.TB) string {
 	return cluster.url("postgres", "postgres")
 }
 
+// LimitedAppURL returns the URL of db for a new role that may do what
+// bothy_app does but holds at most limit connections at once (CONNECTION
+// LIMIT): PostgreSQL refuses the next with SQLSTATE 53300, as at its
+// max_connections. The role is dropped when the test ends. PostgreSQL
+// counts a backend it is refusing while another checks the limit, so
+// connections opened at once may get fewer than limit, never more.
+func (db *DB) LimitedAppURL(t testing.TB, limit int) string {
+	t.Helper()
+	ctx := context.Background()
+	role := "limited_" + db.Name
+	admin, err := pgx.Connect(ctx, AdminURL(t))
+	if err != nil {
+		t.Fatalf("pgtest: connecting as the superuser: %v", err)
+	}
+	defer func() { _ = admin.Close(ctx) }()
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE ROLE %q LOGIN CONNECTION LIMIT %d IN ROLE %s`, role, limit, pg.AppRole)); err != nil {
+		t.Fatalf("pgtest: creating role %s: %v", role, err)
+	}
+	t.Cleanup(func() {
+		if admin, err := pgx.Connect(ctx, AdminURL(t)); err == nil {
+			_, _ = admin.Exec(ctx, fmt.Sprintf(`DROP ROLE %q`, role))
+			_ = admin.Close(ctx)
+		}
+	})
+	return cluster.url(role, db.Name)
+}
+
 // AdminSocketURL is AdminURL through the cluster's Unix socket, in the
 // form libpq gives a socket: no host in the authority, the socket's
 // directory as the query parameter host.
