@@ -365,7 +365,7 @@ func TestRoundSendsItsRowsAndJobsWithItsCommit(t *testing.T) {
 		}
 	}
 	require.Len(t, trips, 5, "the frame's two (RunRound reads the cursor), the reach, the candidates, the commit: %v", trips)
-	require.Equal(t, []string{"WebhookDeliveryInsertForRound", "JobInsertFastMany", "ConsumerCursorUpdate", "EventHeadSeq", "commit"},
+	require.Equal(t, []string{"WebhookDeliveryInsertForRound", "JobInsertFastMany", "ConsumerCursorUpdate", "commit"},
 		trips[len(trips)-1])
 	require.NotContains(t, slices.Concat(trips...), "WebhookDeliveryCountPending", "the open counts come with the candidates")
 	b.recv.wait(t, 1)

@@ -40,13 +40,20 @@ type testBundle struct {
 
 func setup(t testing.TB) *testBundle {
 	t.Helper()
+	return setupPartitioned(t, postgres.MaintainerOptions{
+		PartitionInterval: time.Hour, PartitionAhead: 2 * time.Hour, EventRetention: 24 * time.Hour,
+	})
+}
+
+// setupPartitioned is setup with the event log's partitions made by a
+// maintainer with options mo, run once at start.
+func setupPartitioned(t testing.TB, mo postgres.MaintainerOptions) *testBundle {
+	t.Helper()
 	db := pgtest.New(t)
 	clk := clock.NewFake(start)
 	appender, err := postgres.NewAppender(clk, postgres.NewWaker(db.App, slog.New(slog.DiscardHandler), time.Second), postgres.AppenderOptions{PayloadTextMaxBytes: 1024})
 	require.NoError(t, err)
-	maint, err := postgres.NewMaintainer(db.App, postgres.MaintainerOptions{
-		PartitionInterval: time.Hour, PartitionAhead: 2 * time.Hour, EventRetention: 24 * time.Hour,
-	})
+	maint, err := postgres.NewMaintainer(db.App, mo)
 	require.NoError(t, err)
 	_, err = maint.Run(context.Background(), clk.Now())
 	require.NoError(t, err)

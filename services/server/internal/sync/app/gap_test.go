@@ -24,10 +24,19 @@ type heldAppend struct {
 	done    chan error
 }
 
-// holdAppend starts a unit of work that appends text and stays open.
+// holdAppend starts a unit of work that appends text and stays open. A
+// test that ends without letting it go (a failed assertion) rolls it back,
+// so the test fails at once instead of waiting for its open transaction
+// at the drop of its database.
 func (b *testBundle) holdAppend(t *testing.T, text string) *heldAppend {
 	t.Helper()
 	h := &heldAppend{release: make(chan error, 1), done: make(chan error, 1)}
+	t.Cleanup(func() {
+		select {
+		case h.release <- errRolledBack:
+		default:
+		}
+	})
 	appended := make(chan int64, 1)
 	go func() {
 		h.done <- b.uow.Do(context.Background(), func(ctx context.Context) error {

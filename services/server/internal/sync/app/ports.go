@@ -25,7 +25,8 @@ type EventSource interface {
 	// for reads that start afterwards (domain.Settle).
 	WritersEndedBefore(ctx context.Context, xid uint64) (bool, error)
 	// HeadSeq returns the highest seq in the log, or 0 when it is empty. It
-	// feeds the lag metric only.
+	// feeds the lag metric only, after a read of the log that came back
+	// full; it looks into every partition of the log (D-SY-26).
 	HeadSeq(ctx context.Context) (int64, error)
 }
 

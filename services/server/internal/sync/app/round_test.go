@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"bothy/server/internal/platform/otel/attr"
+	"bothy/server/internal/sync/adapters/postgres"
 	"bothy/server/internal/sync/app"
 )
 
@@ -257,6 +258,10 @@ func TestCommitOrderNeverSkipsAnEvent(t *testing.T) {
 	require.Equal(t, []int64{1, 2}, handled)
 }
 
+// TestConsumerLagIsObservable: the lag is the events after the cursor at
+// the end of a round: one after a full batch, none once the rest is read,
+// and the events a round holds behind a writer in flight (D-SY-26: a
+// round that read less than a full batch counts them from its read).
 func TestConsumerLagIsObservable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -267,6 +272,14 @@ func TestConsumerLagIsObservable(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, lag(t, b))
 	}
+
+	a := b.holdAppend(t, "A")
+	b.appendMessages(t, 1)
+	require.Zero(t, b.round(t, r), "seq 5 waits for A's seq 4")
+	require.Equal(t, int64(2), lag(t, b), "A's seq and the one held behind it")
+	a.commit(t)
+	require.Equal(t, 2, b.round(t, r))
+	require.Equal(t, int64(0), lag(t, b))
 }
 
 func lag(t *testing.T, b *testBundle) int64 {
@@ -316,6 +329,63 @@ func BenchmarkConsumerRound(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkQuietRoundOverAMonthOfLog reports the time of a quiet round
+// (one new event, as at 200 messages/s) over the event log of a server
+// with the default partitioning after a month: sync.partition_interval 1
+// day, sync.event_retention 30 days, sync.partition_ahead 3 days, so 34
+// partitions, with 1,000 events a day in the 30 past ones. A read of the
+// log after the cursor looks into every partition (the partition key is
+// occurred_at, not seq), and so does a read of its head (D-SY-26).
+func BenchmarkQuietRoundOverAMonthOfLog(b *testing.B) {
+	const (
+		day          = 24 * time.Hour
+		retention    = 30 * day
+		eventsPerDay = 1000
+	)
+	tb := setupPartitioned(b, postgres.MaintainerOptions{
+		PartitionInterval: day, PartitionAhead: 3 * day, EventRetention: retention,
+	})
+	ctx := context.Background()
+	// A maintainer runs daily: each run made the partitions of its day.
+	for at := start.Add(-retention); at.Before(start); at = at.Add(day) {
+		_, err := tb.maint.Run(ctx, at)
+		require.NoError(b, err)
+	}
+	var partitions int
+	require.NoError(b, tb.db.App.QueryRow(ctx,
+		`SELECT count(*) FROM pg_inherits WHERE inhparent = 'event_log'::regclass`).Scan(&partitions))
+	require.Equal(b, 34, partitions)
+	_, err := tb.db.App.Exec(ctx, `
+		INSERT INTO event_log (seq, id, type, resource_kind, resource_id, receive_action, payload, occurred_at)
+		SELECT nextval('event_log_seq'), uuidv7(), 'message.created', 'message', uuidv7(), 'message.read',
+		       '{"text": "a message of ordinary length for a benchmark"}',
+		       $1::timestamptz + (g * $2::bigint / $3::bigint) * interval '1 microsecond'
+		FROM generate_series(0, $3::bigint - 1) g`, start.Add(-retention), retention.Microseconds(), 30*eventsPerDay)
+	require.NoError(b, err)
+	_, err = tb.db.Owner.Exec(ctx, `ANALYZE event_log`)
+	require.NoError(b, err)
+	catchUp, err := app.NewRunner(consumer, nopHandler{}, tb.deps, app.Options{BatchSize: 10000, PollInterval: time.Hour})
+	require.NoError(b, err)
+	for {
+		n, err := catchUp.RunRound(ctx)
+		require.NoError(b, err)
+		if n == 0 {
+			break
+		}
+	}
+	r, err := app.NewRunner(consumer, nopHandler{}, tb.deps, defaultOptions)
+	require.NoError(b, err)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		tb.appendMessages(b, 1)
+		b.StartTimer()
+		if n, err := r.RunRound(ctx); err != nil || n != 1 {
+			b.Fatalf("round handled %d: %v", n, err)
+		}
+	}
 }
 
 // TestRoundCallsEndRoundAfterItsEvents: a handler with

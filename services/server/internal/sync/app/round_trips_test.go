@@ -23,40 +23,42 @@ type quietHandler struct{}
 
 func (quietHandler) HandleEvent(context.Context, eventsync.Event) error { return nil }
 
-// tracedRunner is a runner of h with the default options whose unit of
-// work, log and cursors use a pool that trips sees (the coordinator's
-// session does not).
-func (b *testBundle) tracedRunner(t *testing.T, trips *pgtest.Trips, h eventsync.ConsumerHandler) *app.Runner {
+// tracedRunner is a runner of h with options o whose unit of work, log
+// and cursors use a pool that trips sees (the coordinator's session does
+// not).
+func (b *testBundle) tracedRunner(t *testing.T, trips *pgtest.Trips, h eventsync.ConsumerHandler, o app.Options) *app.Runner {
 	t.Helper()
-	return b.runnerOn(t, b.db.TracedApp(t, trips, 4), h)
+	return b.runnerOn(t, b.db.TracedApp(t, trips, 4), h, o)
 }
 
-// runnerOn is a runner of h with the default options whose unit of work,
-// log and cursors use pool.
-func (b *testBundle) runnerOn(t *testing.T, pool *pgxpool.Pool, h eventsync.ConsumerHandler) *app.Runner {
+// runnerOn is a runner of h with options o whose unit of work, log and
+// cursors use pool.
+func (b *testBundle) runnerOn(t *testing.T, pool *pgxpool.Pool, h eventsync.ConsumerHandler, o app.Options) *app.Runner {
 	t.Helper()
 	deps := b.deps
 	deps.UoW = pg.NewUnitOfWork(pool, 3, 5*time.Second)
 	deps.Events = postgres.NewLog(pool)
 	deps.Cursors = postgres.NewCursors(pool, b.clock)
-	r, err := app.NewRunner(consumer, h, deps, defaultOptions)
+	r, err := app.NewRunner(consumer, h, deps, o)
 	require.NoError(t, err)
 	return r
 }
 
-// TestARoundTakesThreeRoundTrips (D-SY-17, D-SY-19): a round sends its
-// statements in three round trips: BEGIN with the read of the cursor; the
-// question whether a stored horizon has settled (only when one is
-// stored), the read of the log, the lock of the cursor and the read of
-// the watermark, in that order; the cursor's write (only when it moves)
-// with the read of the head and COMMIT. The statements keep the order the
+// TestARoundTakesThreeRoundTrips (D-SY-17, D-SY-19, D-SY-26): a round
+// sends its statements in three round trips: BEGIN with the read of the
+// cursor; the question whether a stored horizon has settled (only when
+// one is stored), the read of the log, the lock of the cursor and the
+// read of the watermark, in that order; the cursor's write (only when it
+// moves) with COMMIT. A round that read less than a full batch saw the
+// end of the log, so it reads no head for the lag
+// (TestARoundOfAFullBatchReadsTheHead). The statements keep the order the
 // round needs (runner.go), and the round still holds back what follows a
 // writer in flight and hands it out once the writer committed.
 func TestARoundTakesThreeRoundTrips(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	trips := &pgtest.Trips{}
-	r := b.tracedRunner(t, trips, quietHandler{})
+	r := b.tracedRunner(t, trips, quietHandler{}, defaultOptions)
 	require.Zero(t, b.round(t, r)) // creates the cursor
 
 	b.appendMessages(t, 2)
@@ -65,7 +67,7 @@ func TestARoundTakesThreeRoundTrips(t *testing.T) {
 	require.Equal(t, [][]string{
 		{"begin", "SET LOCAL", "ConsumerCursorGet"},
 		{"EventListAfter", "ConsumerCursorLock", "EventLogWatermarkMinRetainedSeq"},
-		{"ConsumerCursorUpdate", "EventHeadSeq", "commit"},
+		{"ConsumerCursorUpdate", "commit"},
 	}, trips.TakeNames())
 
 	a := b.holdAppend(t, "A")
@@ -76,12 +78,37 @@ func TestARoundTakesThreeRoundTrips(t *testing.T) {
 	require.Equal(t, [][]string{
 		{"begin", "SET LOCAL", "ConsumerCursorGet"},
 		{"ActivityWritersEndedBefore", "EventListAfter", "ConsumerCursorLock", "EventLogWatermarkMinRetainedSeq"},
-		{"EventHeadSeq", "commit"},
+		{"commit"},
 	}, trips.TakeNames(), "the cursor stays, so it is not written")
 
 	a.commit(t)
 	require.Equal(t, 2, b.round(t, r), "A's seq 3 and seq 4, once A committed")
 	require.Equal(t, int64(4), b.cursor(t))
+}
+
+// TestARoundOfAFullBatchReadsTheHead (D-SY-26): a round whose read of the
+// log came back full may have left events after it, so it reads the head
+// of the log with its COMMIT for the lag; the round after it, which reads
+// the rest, does not. The lag is right both times: one event left, then
+// none.
+func TestARoundOfAFullBatchReadsTheHead(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	trips := &pgtest.Trips{}
+	r := b.tracedRunner(t, trips, quietHandler{}, app.Options{BatchSize: 2, PollInterval: time.Hour})
+	require.Zero(t, b.round(t, r)) // creates the cursor
+	b.appendMessages(t, 3)
+	trips.Take()
+
+	require.Equal(t, 2, b.round(t, r))
+	got := trips.TakeNames()
+	require.Equal(t, []string{"ConsumerCursorUpdate", "EventHeadSeq", "commit"}, got[len(got)-1], "%v", got)
+	require.Equal(t, int64(1), lag(t, b))
+
+	require.Equal(t, 1, b.round(t, r))
+	got = trips.TakeNames()
+	require.Equal(t, []string{"ConsumerCursorUpdate", "commit"}, got[len(got)-1], "%v", got)
+	require.Equal(t, int64(0), lag(t, b))
 }
 
 // TestARunnersLaterRoundsTakeTwoRoundTrips (D-SY-22): a runner that holds
@@ -96,7 +123,7 @@ func TestARunnersLaterRoundsTakeTwoRoundTrips(t *testing.T) {
 	b := setup(t)
 	trips := &pgtest.Trips{}
 	h := newSignalling()
-	run(t, b.tracedRunner(t, trips, h))
+	run(t, b.tracedRunner(t, trips, h, defaultOptions))
 	first := b.appendMessages(t, 1)[0]
 	waitFor(t, h.ch, first)
 	b.waitForCursor(t, first)
@@ -108,7 +135,7 @@ func TestARunnersLaterRoundsTakeTwoRoundTrips(t *testing.T) {
 	got := trips.TakeNames()
 	require.NotContains(t, slices.Concat(got...), "ConsumerCursorGet", "a later round knows the cursor: %v", got)
 	require.Contains(t, got, []string{"begin", "SET LOCAL", "EventListAfter", "ConsumerCursorLock", "EventLogWatermarkMinRetainedSeq"})
-	require.Contains(t, got, []string{"ConsumerCursorUpdate", "EventHeadSeq", "commit"})
+	require.Contains(t, got, []string{"ConsumerCursorUpdate", "commit"})
 
 	// A round that stops at a writer in flight stores a horizon, which the
 	// runner knows too: the round after it asks about the horizon in its
@@ -164,7 +191,7 @@ func TestARoundCommitsWithoutWaitingForItsFlush(t *testing.T) {
 	require.NoError(t, err)
 	pool := b.db.TracedApp(t, &pgtest.Trips{}, 1)
 	probe := &settingProbe{pool: pool}
-	r := b.runnerOn(t, pool, probe)
+	r := b.runnerOn(t, pool, probe, defaultOptions)
 
 	b.appendMessages(t, 2)
 	require.Equal(t, 2, b.round(t, r))

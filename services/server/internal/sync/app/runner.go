@@ -149,13 +149,14 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 // sync.ConsumerLossHandler, call HandleEvent for each event it may handle,
 // then EndRound when it handled any and the handler implements
 // sync.ConsumerRoundEnder, store the cursor (and the horizon of a gap it
-// stopped at) and read the head of the log for the lag, commit. Any error
-// rolls back all of it and is returned as is. The frame's own statements
-// take three round trips (D-SY-17, D-SY-19): the cursor's read with
-// BEGIN; the horizon's question, the read of the log, the cursor's lock
-// and the watermark together, in that order; the cursor's write with the
-// head and COMMIT. Run's rounds after its first take two: they know the
-// cursor (D-SY-22).
+// stopped at), read the head of the log for the lag when the read of the
+// log came back full (a shorter read saw the head, D-SY-26), commit. Any
+// error rolls back all of it and is returned as is. The frame's own
+// statements take three round trips (D-SY-17, D-SY-19): the cursor's read
+// with BEGIN; the horizon's question, the read of the log, the cursor's
+// lock and the watermark together, in that order; the cursor's write and
+// the head with COMMIT. Run's rounds after its first take two: they know
+// the cursor (D-SY-22).
 func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
 	res, err := r.round(ctx, nil)
 	return res.handled, err
@@ -302,11 +303,19 @@ func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) 
 			}
 		}
 		res.handled = settle.Handle
-		res.full = len(read) == plan.Limit && !settle.Held
+		readFull := len(read) == plan.Limit
+		res.full = readFull && !settle.Held
 		next := Cursor{Seq: plan.NextCursor(last, settle.Handle), Horizon: settle.Horizon}
 		res.left = next
-		// The cursor's write and the read of the head (for the lag) go in
-		// one round trip with the COMMIT (D-SY-19, ADR 0090).
+		// A read that came back short saw the end of the log: its last
+		// event is the head for the lag, and the round reads none
+		// (D-SY-26), which would cost a look into every partition of the
+		// log. After a full read more may follow, so the head is read. The
+		// cursor's write and that read go in one round trip with the
+		// COMMIT (D-SY-19, ADR 0090).
+		if len(read) > 0 {
+			res.head = read[len(read)-1].Seq
+		}
 		return txn.Last(ctx,
 			func(ctx context.Context) error {
 				if next == cur {
@@ -315,6 +324,9 @@ func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) 
 				return r.deps.Cursors.SetCursor(ctx, r.name, next)
 			},
 			func(ctx context.Context) (err error) {
+				if !readFull {
+					return nil
+				}
 				res.head, err = r.deps.Events.HeadSeq(ctx)
 				return err
 			},
