@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	eventsync "bothy/server/internal/sync"
 )
 
 // templateDB is the database `bothy migrate --bootstrap` created and
@@ -99,6 +101,81 @@ func (c *cluster) warmWAL(ctx context.Context, segments int) error {
 		}
 		return nil
 	})
+}
+
+// logShape is the partitioning of the event log the bothy processes
+// keep (sync.partition_interval, sync.partition_ahead,
+// sync.event_retention), which ageLog follows.
+type logShape struct {
+	Interval, Ahead, Retention time.Duration
+}
+
+// agedLog is what ageLog left: the age it gave the log, the partitions
+// of the log and the events it inserted.
+type agedLog struct {
+	Age                time.Duration
+	Partitions, Events int
+}
+
+// ageLogTimeout bounds ageLog, whose insert of a month of events takes
+// seconds.
+const ageLogTimeout = 5 * time.Minute
+
+// ageLog gives the event log of database db the shape it has in a server
+// that ran for age (at most the retention, which maintenance would drop):
+// the partitions maintenance made over the age and those it makes ahead
+// (event_log_maintain_partitions, as the worker calls it), perDay events a
+// day in seq order spread evenly over the age, and the cursor of the
+// webhooks consumer at their head, where a server that ran all along
+// keeps it, so a worker started on a copy reads none of them. A round's
+// read of the log after its cursor and the read of its head look into
+// every partition (D-SY-26), so a fresh log with a few partitions
+// flatters them. Age zero changes nothing.
+func (c *cluster) ageLog(ctx context.Context, db string, age time.Duration, perDay int, shape logShape) (agedLog, error) {
+	var got agedLog
+	age = min(age, shape.Retention)
+	if age <= 0 {
+		return got, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, ageLogTimeout)
+	defer cancel()
+	conn, err := c.connect(ctx, db)
+	if err != nil {
+		return got, err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, `SELECT created, dropped FROM event_log_maintain_partitions(
+			now() - $1::interval, $2::interval, $1::interval + $3::interval, $4::interval)`,
+		age, shape.Interval, shape.Ahead, shape.Retention); err != nil {
+		return got, fmt.Errorf("making the partitions of the aged log: %w", err)
+	}
+	events := int(float64(perDay) * age.Hours() / 24)
+	// nextval runs after the ORDER BY, so seqs follow the times.
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO event_log (seq, id, type, resource_kind, resource_id, receive_action, payload, occurred_at)
+		SELECT nextval('event_log_seq'), uuidv7(), 'message.created', 'message', uuidv7(), 'message.read',
+		       '{"text": "Sam, a message of the month before the benchmark"}',
+		       now() - $1::interval + (g * ($2::bigint / $3::bigint)) * interval '1 microsecond'
+		FROM generate_series(0, $3::bigint - 1) g
+		ORDER BY g`, age, age.Microseconds(), events); err != nil {
+		return got, fmt.Errorf("inserting the events of the aged log: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO consumer_cursors (name, last_seq, updated_at)
+		SELECT $1, coalesce(max(seq), 0), now() FROM event_log
+		ON CONFLICT (name) DO UPDATE SET last_seq = EXCLUDED.last_seq, updated_at = EXCLUDED.updated_at`,
+		string(eventsync.ConsumerWebhooks)); err != nil {
+		return got, fmt.Errorf("moving the webhooks consumer past the aged log: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "ANALYZE event_log"); err != nil {
+		return got, fmt.Errorf("analyzing the aged log: %w", err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'event_log'::regclass`).
+		Scan(&got.Partitions); err != nil {
+		return got, fmt.Errorf("counting the partitions of the aged log: %w", err)
+	}
+	got.Age, got.Events = age, events
+	return got, nil
 }
 
 // createDB creates database name as a copy of the template, owned by the

@@ -67,3 +67,49 @@ func TestReadWALCountsWhatTheClusterWroteSinceTheReset(t *testing.T) {
 	require.Zero(t, got.Flushes, "fsync is off in the test cluster")
 	require.False(t, got.Timed, "track_wal_io_timing is off in the test cluster")
 }
+
+// TestAgeLogLeavesTheLogOfAServerThatRanForItsAge: after ageLog the event
+// log has the partitions a server's maintenance leaves after the age (one
+// per interval over the age and those ahead), the events of every day in
+// them, and the webhooks consumer's cursor at their head, so a worker
+// started on a copy does not read them again. Age zero changes nothing.
+func TestAgeLogLeavesTheLogOfAServerThatRanForItsAge(t *testing.T) {
+	db := pgtest.New(t)
+	c := &cluster{adminURL: pgtest.AdminURL(t)}
+	shape := logShape{Interval: 24 * time.Hour, Ahead: 3 * 24 * time.Hour, Retention: 30 * 24 * time.Hour}
+	got, err := c.ageLog(t.Context(), db.Name, 0, 100, shape)
+	require.NoError(t, err)
+	require.Zero(t, got)
+	var partitions, events int
+	count := func() {
+		require.NoError(t, db.Owner.QueryRow(t.Context(),
+			`SELECT (SELECT count(*) FROM pg_inherits WHERE inhparent = 'event_log'::regclass), (SELECT count(*) FROM event_log)`).
+			Scan(&partitions, &events))
+	}
+	count()
+	require.Zero(t, events, "age zero inserts nothing")
+
+	got, err = c.ageLog(t.Context(), db.Name, 10*24*time.Hour, 100, shape)
+	require.NoError(t, err)
+	count()
+	require.Equal(t, agedLog{Age: 10 * 24 * time.Hour, Partitions: partitions, Events: events}, got, "what it reports")
+
+	short := pgtest.New(t)
+	got, err = c.ageLog(t.Context(), short.Name, 10*24*time.Hour, 100,
+		logShape{Interval: shape.Interval, Ahead: shape.Ahead, Retention: 2 * 24 * time.Hour})
+	require.NoError(t, err)
+	require.Equal(t, 2*24*time.Hour, got.Age, "no older than the retention, which maintenance would drop")
+	require.Equal(t, 2*100, got.Events)
+	require.GreaterOrEqual(t, partitions, 10+3, "a partition per day of the age and per day ahead")
+	require.LessOrEqual(t, partitions, 10+3+2, "and at most one more at each end")
+	require.Equal(t, 10*100, events)
+	var days int
+	require.NoError(t, db.Owner.QueryRow(t.Context(),
+		`SELECT count(DISTINCT date_trunc('day', occurred_at)) FROM event_log WHERE occurred_at < now()`).Scan(&days))
+	require.GreaterOrEqual(t, days, 10, "events on every day of the age")
+	var cursor, head int64
+	require.NoError(t, db.Owner.QueryRow(t.Context(),
+		`SELECT (SELECT last_seq FROM consumer_cursors WHERE name = 'webhooks'), (SELECT max(seq) FROM event_log)`).
+		Scan(&cursor, &head))
+	require.Equal(t, head, cursor, "the webhooks consumer starts after the aged log")
+}

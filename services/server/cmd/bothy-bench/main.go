@@ -52,6 +52,8 @@ type options struct {
 	latencyFile                                      string
 	posters, textBytes                               int
 	warmWALSegments                                  int
+	logAge                                           time.Duration
+	logEventsPerDay                                  int
 	topStatements, queryWidth                        int
 	scenarioTimeout, timeout                         time.Duration
 	counts                                           counts
@@ -88,6 +90,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.IntVar(&o.counts.TwoWorkers, "two-workers-messages", 20000, "messages of the two-workers scenario")
 	fs.IntVar(&o.counts.Hang, "hang-messages", 20000, "messages of the hang scenario")
 	fs.IntVar(&o.warmWALSegments, "warm-wal-segments", 64, "WAL `segments` the cluster makes and recycles before the first scenario, as a server that ran through checkpoints keeps them (0: none)")
+	fs.DurationVar(&o.logAge, "log-age", 30*24*time.Hour, "age of the event log every scenario starts with, as a server that ran that long keeps it (at most sync.event_retention; 0: a fresh log)")
+	fs.IntVar(&o.logEventsPerDay, "log-events-per-day", 10000, "events a day in the aged event log of -log-age")
 	fs.IntVar(&o.topStatements, "top-statements", 10, "statements the report lists per scenario, by statement time (0 lists none)")
 	fs.IntVar(&o.queryWidth, "query-width", 90, "characters of each listed statement's text")
 	scale := fs.String("scale", "", "multiply every message count and the rate duration by this `factor` (default $"+ScaleEnv+", else 1)")
@@ -135,6 +139,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	if o.warmWALSegments < 0 {
 		return o, errors.New("-warm-wal-segments must be at least 0")
+	}
+	if o.logAge < 0 || o.logEventsPerDay < 1 {
+		return o, errors.New("-log-age must be at least 0 and -log-events-per-day at least 1")
 	}
 	if o.topStatements < 0 || o.queryWidth < 20 {
 		return o, errors.New("-top-statements must be at least 0 and -query-width at least 20")
@@ -188,6 +195,11 @@ func benchmark(ctx context.Context, o options) error {
 		return err
 	}
 	if err := b.pg.warmWAL(ctx, o.warmWALSegments); err != nil {
+		return err
+	}
+	if b.log, err = b.pg.ageLog(ctx, templateDB, o.logAge, o.logEventsPerDay, logShape{
+		Interval: base.Sync.PartitionInterval, Ahead: base.Sync.PartitionAhead, Retention: base.Sync.EventRetention,
+	}); err != nil {
 		return err
 	}
 	if o.latencyFile != "" {

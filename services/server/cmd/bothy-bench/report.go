@@ -25,6 +25,12 @@ func writeHeader(o options, b *bench) {
 	if o.warmWALSegments > 0 {
 		fmt.Fprintf(w, "WAL: %d segments made and recycled before the first scenario\n", o.warmWALSegments)
 	}
+	if b.log.Events > 0 {
+		fmt.Fprintf(w, "event log: %s of it before the first scenario, %d events in %d partitions, the webhooks consumer at its head\n",
+			b.log.Age, b.log.Events, b.log.Partitions)
+	} else {
+		fmt.Fprintln(w, "event log: fresh (-log-age 0)")
+	}
 	fmt.Fprintf(w, "receiver https://%s on 127.0.0.1 (answers 204 at once, does not verify signatures)\n", b.recv.hostPort())
 }
 

@@ -45,6 +45,8 @@ type bench struct {
 	// latencies receives every delivery's latency (-latency-file), nil
 	// without the flag.
 	latencies io.Writer
+	// log is the event log the template starts with (-log-age).
+	log agedLog
 }
 
 // post is one message the generator posted.
