@@ -238,7 +238,8 @@ func (p *Process) buildSync() error {
 		Logger:      p.log,
 		Meter:       p.meter(),
 	}, syncapp.Options{BatchSize: p.cfg.Consumer.BatchSize, PollInterval: p.cfg.Consumer.PollInterval,
-		GatherPause: p.cfg.Consumer.GatherPause, GatherMinEvents: p.cfg.Consumer.GatherMinEvents})
+		GatherPause: p.cfg.Consumer.GatherPause, GatherMinEvents: p.cfg.Consumer.GatherMinEvents,
+		RecentWindow: p.cfg.Sync.PartitionInterval})
 	if err != nil {
 		return err
 	}

@@ -375,7 +375,7 @@ func TestRoundSendsItsRowsAndJobsWithItsCommit(t *testing.T) {
 // roundStatements are the statements of a consumer round of webhooks, by
 // their sqlc names: a trip with one of them is a round trip of the round.
 var roundStatements = map[string]bool{
-	"ConsumerCursorGet": true, "EventListAfter": true, "ConsumerCursorLock": true,
+	"ConsumerCursorGet": true, "EventListAfter": true, "EventListRecentAfter": true, "ConsumerCursorLock": true,
 	"EventLogWatermarkMinRetainedSeq": true, "GrantHoldersByPlaces": true,
 	"WebhookSubscriptionDeliveryCandidatesOf": true, "WebhookDeliveryCountPending": true,
 	"WebhookDeliveryInsertForRound": true, "ConsumerCursorUpdate": true, "EventHeadSeq": true,

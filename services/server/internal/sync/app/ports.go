@@ -7,6 +7,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	eventsync "bothy/server/internal/sync"
 	"bothy/server/internal/sync/domain"
@@ -19,6 +20,11 @@ type EventSource interface {
 	MinRetainedSeq(ctx context.Context) (int64, error)
 	// ReadAfter returns up to limit events with seq > after, in seq order.
 	ReadAfter(ctx context.Context, after int64, limit int) ([]eventsync.Event, error)
+	// ReadRecentAfter is ReadAfter over the events stamped at or after
+	// since alone, which it reads in their partitions only (ADR 0105): an
+	// event stamped earlier is missing from it even when its seq is above
+	// after.
+	ReadRecentAfter(ctx context.Context, after int64, since time.Time, limit int) ([]eventsync.Event, error)
 	// WritersEndedBefore reports whether no transaction of this database
 	// whose id is older than xid (an xid8) still runs, not counting the
 	// caller's own: then every seq taken by such a transaction is settled

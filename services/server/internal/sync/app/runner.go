@@ -35,6 +35,13 @@ type Options struct {
 	// GatherMinEvents is consumer.gather_min_events: the events a round
 	// handles that make the runner pause; at least 1 with a GatherPause.
 	GatherMinEvents int
+	// RecentWindow is sync.partition_interval: a round of Run that knows
+	// its cursor reads only the partitions of the events stamped at most
+	// this long before the last event its runner handled, unless the
+	// round before it found a gap or read every partition longer than a
+	// PollInterval ago (ADR 0105). 0 makes every round read every
+	// partition.
+	RecentWindow time.Duration
 }
 
 func (o Options) validate() error {
@@ -49,6 +56,9 @@ func (o Options) validate() error {
 	}
 	if o.GatherPause > 0 && o.GatherMinEvents < 1 {
 		return errors.New("sync: consumer.gather_min_events must be at least 1")
+	}
+	if o.RecentWindow < 0 {
+		return errors.New("sync: the recent window must not be negative")
 	}
 	return nil
 }
@@ -158,7 +168,7 @@ func NewRunner(name eventsync.ConsumerName, h eventsync.ConsumerHandler, d Deps,
 // the head with COMMIT. Run's rounds after its first take two: they know
 // the cursor (D-SY-22).
 func (r *Runner) RunRound(ctx context.Context) (handled int, err error) {
-	res, err := r.round(ctx, nil)
+	res, err := r.round(ctx, nil, time.Time{})
 	return res.handled, err
 }
 
@@ -171,6 +181,12 @@ type roundResult struct {
 	// that found the cursor elsewhere than known and rolled back.
 	left  Cursor
 	moved bool
+	// gapped reports a read of the recent partitions that did not follow
+	// the cursor one by one (or found events lost), so the next round
+	// reads every partition (ADR 0105); lastAt is when the last event the
+	// round handled was stamped, zero when it handled none.
+	gapped bool
+	lastAt time.Time
 }
 
 // errCursorMoved ends a round whose cursor lock found the cursor elsewhere
@@ -181,8 +197,11 @@ var errCursorMoved = errors.New("sync: the consumer's cursor moved")
 // round runs one round (RunRound). known is the cursor as this runner's
 // last round committed it, or nil to read it; a round that finds the
 // cursor elsewhere than known rolls back and reports moved, with no error
-// and uncounted.
-func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) {
+// and uncounted. A non-zero recentFrom makes the round read the events
+// stamped from then on alone (ADR 0105): it then handles them only as far
+// as they follow the cursor one by one, settles no gap, reports no loss,
+// and reports gapped when it stopped short.
+func (r *Runner) round(ctx context.Context, known *Cursor, recentFrom time.Time) (roundResult, error) {
 	var res roundResult
 	err := r.deps.UoW.Do(ctx, func(ctx context.Context) error {
 		res = roundResult{}
@@ -236,7 +255,11 @@ func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) 
 				return err
 			},
 			func(ctx context.Context) (err error) {
-				read, err = r.deps.Events.ReadAfter(ctx, seen.Seq, r.opts.BatchSize)
+				if recentFrom.IsZero() {
+					read, err = r.deps.Events.ReadAfter(ctx, seen.Seq, r.opts.BatchSize)
+				} else {
+					read, err = r.deps.Events.ReadRecentAfter(ctx, seen.Seq, recentFrom, r.opts.BatchSize)
+				}
 				return err
 			},
 			func(ctx context.Context) (err error) {
@@ -281,7 +304,23 @@ func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) 
 		for i, ev := range events {
 			seqs[i] = ev.Seq
 		}
-		settle := domain.Settle(plan.After, seqs, cur.Horizon, settled, xid)
+		var settle domain.Settlement
+		if recentFrom.IsZero() {
+			settle = domain.Settle(plan.After, seqs, cur.Horizon, settled, xid)
+		} else {
+			// The read may have missed an event stamped before recentFrom,
+			// so a gap here is no gap to settle and a loss no loss to
+			// report: the round goes as far as the events follow the
+			// cursor, and the next one reads every partition. The runner
+			// reads recently only with no horizon kept (serve).
+			n := 0
+			if !plan.Lost() {
+				n = domain.Consecutive(plan.After, seqs)
+			}
+			settle = domain.Settlement{Handle: n, Held: n < len(seqs), Horizon: cur.Horizon}
+			res.gapped = plan.Lost() || settle.Held
+			plan = domain.Plan{After: cur.Seq, Limit: plan.Limit}
+		}
 		if plan.Lost() {
 			res.lostFrom, res.lostTo = plan.LostFrom, plan.LostTo
 			if r.loss != nil {
@@ -295,7 +334,7 @@ func (r *Runner) round(ctx context.Context, known *Cursor) (roundResult, error) 
 			if err := r.handler.HandleEvent(ctx, ev); err != nil {
 				return err
 			}
-			last = ev.Seq
+			last, res.lastAt = ev.Seq, ev.OccurredAt
 		}
 		if r.ender != nil && settle.Handle > 0 {
 			if err := r.ender.EndRound(ctx); err != nil {
@@ -389,6 +428,14 @@ func (r *Runner) Run(ctx context.Context) error {
 // read it.
 func (r *Runner) serve(ctx context.Context, sess Session) {
 	var known *Cursor
+	// A round reads the recent partitions alone (ADR 0105) when the runner
+	// knows its cursor with no horizon kept, knows when the last event it
+	// handled was stamped, the round before found no gap, and a round read
+	// every partition less than a PollInterval ago; so an event stamped
+	// before the window waits at most about a PollInterval even when no
+	// later event shows its gap.
+	var lastAt, fullAt time.Time
+	gapped := false
 	for {
 		for {
 			select {
@@ -403,7 +450,13 @@ func (r *Runner) serve(ctx context.Context, sess Session) {
 			// A round that started finishes even when ctx ends: its work
 			// is short and transactional, and committing it spares the
 			// next holder of the consumer from doing it again.
-			res, err := r.round(context.WithoutCancel(ctx), known)
+			var recentFrom time.Time
+			if r.opts.RecentWindow > 0 && known != nil && known.Horizon == (domain.Horizon{}) && !gapped &&
+				!lastAt.IsZero() && time.Since(fullAt) < r.opts.PollInterval {
+				recentFrom = lastAt.Add(-r.opts.RecentWindow)
+			}
+			began := time.Now()
+			res, err := r.round(context.WithoutCancel(ctx), known, recentFrom)
 			known = nil
 			if res.moved {
 				continue
@@ -419,6 +472,15 @@ func (r *Runner) serve(ctx context.Context, sess Session) {
 				continue
 			}
 			known = &res.left
+			if recentFrom.IsZero() {
+				fullAt = began
+			}
+			if !res.lastAt.IsZero() {
+				lastAt = res.lastAt
+			}
+			if gapped = res.gapped; gapped {
+				continue // read every partition at once
+			}
 			if !res.full {
 				// A busy round: events are arriving. Pausing before the
 				// next look lets it take the events of the pause together,

@@ -21,7 +21,7 @@ func (nopHandler) HandleEvent(context.Context, eventsync.Event) error { return n
 
 // run starts r.Run in the background and returns a function that stops it
 // and waits for it to return.
-func run(t *testing.T, r *app.Runner) (stop func()) {
+func run(t testing.TB, r *app.Runner) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

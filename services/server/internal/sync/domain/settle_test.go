@@ -64,3 +64,24 @@ func TestSettle(t *testing.T) {
 		})
 	}
 }
+
+// TestConsecutive (ADR 0105): a read of the recent partitions may miss an
+// event stamped earlier, so a round goes only as far as the seqs it read
+// follow its cursor one by one; a gap stops it, whatever horizon it
+// keeps.
+func TestConsecutive(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		after int64
+		seqs  []int64
+		want  int
+	}{
+		{"nothing read", 7, nil, 0},
+		{"all follow", 7, []int64{8, 9, 10}, 3},
+		{"a gap after two", 7, []int64{8, 9, 11}, 2},
+		{"a gap first", 7, []int64{9, 10}, 0},
+	} {
+		require.Equal(t, tc.want, domain.Consecutive(tc.after, tc.seqs), tc.name)
+	}
+}

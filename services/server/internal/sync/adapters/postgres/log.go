@@ -144,12 +144,28 @@ func (l *Log) ReadAfter(ctx context.Context, after int64, limit int) ([]eventsyn
 	if err != nil {
 		return nil, errs.Wrap(err, "sync: reading events failed")
 	}
-	// An empty read stays nil, as it was before the sqlc queries.
+	return events(rows), nil
+}
+
+// events maps the rows of a read of the log; an empty read stays nil, as
+// it was before the sqlc queries.
+func events(rows []db.EventLog) []eventsync.Event {
 	var out []eventsync.Event
 	for _, r := range rows {
 		out = append(out, event(r))
 	}
-	return out, nil
+	return out
+}
+
+// ReadRecentAfter implements app.EventSource: up to limit events with
+// seq > after stamped at or after since, in seq order, read in those
+// partitions alone (ADR 0105).
+func (l *Log) ReadRecentAfter(ctx context.Context, after int64, since time.Time, limit int) ([]eventsync.Event, error) {
+	rows, err := l.q(ctx).EventListRecentAfter(ctx, db.EventListRecentAfterParams{After: after, Since: since, MaxRows: int64(limit)})
+	if err != nil {
+		return nil, errs.Wrap(err, "sync: reading events failed")
+	}
+	return events(rows), nil
 }
 
 // WritersEndedBefore implements app.EventSource: whether no other

@@ -166,3 +166,38 @@ func BenchmarkEventRead(b *testing.B) {
 		}
 	}
 }
+
+// TestReadRecentAfterLeavesOutEarlierStamps (ADR 0105): the read of the
+// recent partitions gives the events after the seq stamped at or after
+// since, in seq order, and leaves out one stamped earlier even when its
+// seq is higher; the read of every partition gives all of them.
+func TestReadRecentAfterLeavesOutEarlierStamps(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, err := b.maint.Run(ctx, start.Add(-5*time.Hour))
+	require.NoError(t, err)
+	first := b.appendMessage(t, "Alex, at start")
+	b.clock.Set(start.Add(-5 * time.Hour))
+	late := b.appendMessage(t, "Sam, stamped five hours before")
+	b.clock.Set(start.Add(time.Minute))
+	next := b.appendMessage(t, "Robin, a minute after start")
+
+	seqs := func(evs []eventsync.Event) []int64 {
+		var out []int64
+		for _, ev := range evs {
+			out = append(out, ev.Seq)
+		}
+		return out
+	}
+	var recent, all []eventsync.Event
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		if recent, err = b.log.ReadRecentAfter(ctx, 0, start.Add(-time.Hour), 10); err != nil {
+			return err
+		}
+		all, err = b.log.ReadAfter(ctx, 0, 10)
+		return err
+	}))
+	require.Equal(t, []int64{first.Seq, next.Seq}, seqs(recent))
+	require.Equal(t, []int64{first.Seq, late.Seq, next.Seq}, seqs(all))
+}

@@ -173,6 +173,56 @@ func (q *Queries) EventListByKeys(ctx context.Context, arg EventListByKeysParams
 	return items, nil
 }
 
+const eventListRecentAfter = `-- name: EventListRecentAfter :many
+SELECT seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id, audience_principal_id, receive_action, actor_id, payload, truncated, occurred_at FROM event_log WHERE seq > $1 AND occurred_at >= $2::timestamptz
+ORDER BY seq LIMIT $3::bigint
+`
+
+type EventListRecentAfterParams struct {
+	After   int64
+	Since   time.Time
+	MaxRows int64
+}
+
+// A quiet consumer round's read (ADR 0105): as EventListAfter, but only
+// in the partitions of events stamped at or after @since, which a generic
+// plan prunes at its start; the round handles what it read only as far
+// as it follows the cursor without a gap.
+func (q *Queries) EventListRecentAfter(ctx context.Context, arg EventListRecentAfterParams) ([]EventLog, error) {
+	rows, err := q.db.Query(ctx, eventListRecentAfter, arg.After, arg.Since, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventLog{}
+	for rows.Next() {
+		var i EventLog
+		if err := rows.Scan(
+			&i.Seq,
+			&i.ID,
+			&i.Type,
+			&i.ResourceKind,
+			&i.ResourceID,
+			&i.SpaceID,
+			&i.ChannelID,
+			&i.ThreadID,
+			&i.AudiencePrincipalID,
+			&i.ReceiveAction,
+			&i.ActorID,
+			&i.Payload,
+			&i.Truncated,
+			&i.OccurredAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventLogAppend = `-- name: EventLogAppend :many
 
 INSERT INTO event_log (seq, id, type, resource_kind, resource_id, space_id, channel_id, thread_id,

@@ -57,6 +57,14 @@ SELECT * FROM event_log_events_by_keys(@seqs::bigint[], @occurred_ats::timestamp
 -- by seq in every partition.
 SELECT * FROM event_log WHERE seq > @after ORDER BY seq LIMIT @max_rows::bigint;
 
+-- name: EventListRecentAfter :many
+-- A quiet consumer round's read (ADR 0105): as EventListAfter, but only
+-- in the partitions of events stamped at or after @since, which a generic
+-- plan prunes at its start; the round handles what it read only as far
+-- as it follows the cursor without a gap.
+SELECT * FROM event_log WHERE seq > @after AND occurred_at >= @since::timestamptz
+ORDER BY seq LIMIT @max_rows::bigint;
+
 -- name: EventHeadSeq :one
 -- The highest committed seq, 0 for an empty log.
 SELECT coalesce(max(seq), 0)::bigint AS head_seq FROM event_log;
