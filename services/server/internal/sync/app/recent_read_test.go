@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"testing"
@@ -108,4 +109,50 @@ func TestAnEventStampedBeforeTheWindowWithNoneAfterItArrivesWithinAPoll(t *testi
 	late := b.appendStampedAt(t, start.Add(-5*time.Hour))
 	waitFor(t, h.ch, late)
 	require.Equal(t, []int64{first, late}, h.handled())
+}
+
+// lossSignalling is signalling that also records the losses it is told
+// of (sync.ConsumerLossHandler), as "lost from-to".
+type lossSignalling struct {
+	*signalling
+	lost []string
+}
+
+func (l *lossSignalling) HandleLost(_ context.Context, from, to int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lost = append(l.lost, fmt.Sprintf("lost %d-%d", from, to))
+	return nil
+}
+
+// TestALossFoundByARecentReadIsReportedOnce (ADR 0105): retention dropped
+// the seq after the cursor of a runner that reads recently (here a seq
+// taken and the watermark raised over it, with no NOTIFY). The watermark
+// tells the loss whatever the read, so the recent round reports it once
+// and hands out the event that follows the lost range.
+func TestALossFoundByARecentReadIsReportedOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	trips := &pgtest.Trips{}
+	h := &lossSignalling{signalling: newSignalling()}
+	run(t, b.tracedRunner(t, trips, h, recentOptions(time.Hour)))
+	first := b.appendMessages(t, 1)[0]
+	waitFor(t, h.ch, first)
+	b.waitForCursor(t, first)
+	trips.Take()
+
+	var dropped int64
+	require.NoError(t, b.db.Owner.QueryRow(ctx, `SELECT nextval('event_log_seq')`).Scan(&dropped))
+	_, err := b.db.Owner.Exec(ctx, `UPDATE event_log_watermark SET dropped_through_seq = $1`, dropped)
+	require.NoError(t, err)
+	next := b.appendMessages(t, 1)[0]
+	waitFor(t, h.ch, next)
+	b.waitForCursor(t, next)
+	h.mu.Lock()
+	lost := slices.Clone(h.lost)
+	h.mu.Unlock()
+	require.Equal(t, []string{fmt.Sprintf("lost %d-%d", dropped, dropped)}, lost, "reported once")
+	require.Equal(t, []int64{first, next}, h.handled())
+	require.Contains(t, slices.Concat(trips.TakeNames()...), "EventListRecentAfter")
 }

@@ -182,8 +182,8 @@ type roundResult struct {
 	left  Cursor
 	moved bool
 	// gapped reports a read of the recent partitions that did not follow
-	// the cursor one by one (or found events lost), so the next round
-	// reads every partition (ADR 0105); lastAt is when the last event the
+	// the cursor one by one, so the next round reads every partition (ADR
+	// 0105); lastAt is when the last event the
 	// round handled was stamped, zero when it handled none.
 	gapped bool
 	lastAt time.Time
@@ -199,7 +199,7 @@ var errCursorMoved = errors.New("sync: the consumer's cursor moved")
 // cursor elsewhere than known rolls back and reports moved, with no error
 // and uncounted. A non-zero recentFrom makes the round read the events
 // stamped from then on alone (ADR 0105): it then handles them only as far
-// as they follow the cursor one by one, settles no gap, reports no loss,
+// as they follow the cursor (or a lost range) one by one, settles no gap,
 // and reports gapped when it stopped short.
 func (r *Runner) round(ctx context.Context, known *Cursor, recentFrom time.Time) (roundResult, error) {
 	var res roundResult
@@ -309,17 +309,14 @@ func (r *Runner) round(ctx context.Context, known *Cursor, recentFrom time.Time)
 			settle = domain.Settle(plan.After, seqs, cur.Horizon, settled, xid)
 		} else {
 			// The read may have missed an event stamped before recentFrom,
-			// so a gap here is no gap to settle and a loss no loss to
-			// report: the round goes as far as the events follow the
-			// cursor, and the next one reads every partition. The runner
-			// reads recently only with no horizon kept (serve).
-			n := 0
-			if !plan.Lost() {
-				n = domain.Consecutive(plan.After, seqs)
-			}
+			// so a gap here is no gap to settle: the round goes as far as
+			// the events follow the cursor, or the end of a lost range,
+			// which the watermark tells whatever the read, and the next
+			// round reads every partition. The runner reads recently only
+			// with no horizon kept (serve).
+			n := domain.Consecutive(plan.After, seqs)
 			settle = domain.Settlement{Handle: n, Held: n < len(seqs), Horizon: cur.Horizon}
-			res.gapped = plan.Lost() || settle.Held
-			plan = domain.Plan{After: cur.Seq, Limit: plan.Limit}
+			res.gapped = settle.Held
 		}
 		if plan.Lost() {
 			res.lostFrom, res.lostTo = plan.LostFrom, plan.LostTo
