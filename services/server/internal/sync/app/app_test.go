@@ -260,6 +260,13 @@ func waitFor(t testing.TB, ch <-chan int64, want int64) {
 // handler sees an event before the round commits.
 func (b *testBundle) waitForCursor(t testing.TB, seq int64) {
 	t.Helper()
-	require.Eventually(t, func() bool { return b.cursor(t) == seq }, 60*time.Second, 5*time.Millisecond,
-		"the cursor never reached seq %d", seq)
+	// Not b.cursor: a failed require inside the condition, which
+	// Eventually runs on a goroutine of its own, ends that goroutine and
+	// not the test, so a cursor row not committed yet at the first look
+	// made the wait last its whole minute.
+	require.Eventually(t, func() bool {
+		var got int64
+		err := b.db.App.QueryRow(context.Background(), `SELECT last_seq FROM consumer_cursors WHERE name = $1`, string(consumer)).Scan(&got)
+		return err == nil && got == seq
+	}, 60*time.Second, 5*time.Millisecond, "the cursor never reached seq %d", seq)
 }
