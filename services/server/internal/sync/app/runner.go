@@ -309,13 +309,13 @@ func (r *Runner) round(ctx context.Context, known *Cursor, recentFrom time.Time)
 			settle = domain.Settle(plan.After, seqs, cur.Horizon, settled, xid)
 		} else {
 			// The read may have missed an event stamped before recentFrom,
-			// so a gap here is no gap to settle: the round goes as far as
-			// the events follow the cursor, or the end of a lost range,
-			// which the watermark tells whatever the read, and the next
-			// round reads every partition. The runner reads recently only
-			// with no horizon kept (serve).
-			n := domain.Consecutive(plan.After, seqs)
-			settle = domain.Settlement{Handle: n, Held: n < len(seqs), Horizon: cur.Horizon}
+			// so a gap here is no gap to settle: without a horizon and
+			// without the round's xid, Settle goes as far as the events
+			// follow the cursor (or the end of a lost range, which the
+			// watermark tells whatever the read) and keeps nothing, and
+			// the next round reads every partition. The runner reads
+			// recently only with no horizon kept (serve).
+			settle = domain.Settle(plan.After, seqs, domain.Horizon{}, false, 0)
 			res.gapped = settle.Held
 		}
 		if plan.Lost() {

@@ -79,19 +79,3 @@ func Settle(after int64, seqs []int64, stored Horizon, storedSettled bool, round
 	}
 	return out
 }
-
-// Consecutive returns how many of seqs (ascending, all above after) follow
-// after one by one, from the first: the events a round may handle when its
-// read could have missed an event below one it read (a read of the recent
-// partitions alone, ADR 0105), where no gap can be settled, whatever
-// horizon the consumer keeps.
-func Consecutive(after int64, seqs []int64) int {
-	n := 0
-	for _, s := range seqs {
-		if s != after+int64(n)+1 {
-			break
-		}
-		n++
-	}
-	return n
-}

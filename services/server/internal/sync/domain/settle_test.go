@@ -36,6 +36,9 @@ func TestSettle(t *testing.T) {
 		{name: "a round that cannot vouch for its xid keeps no horizon",
 			after: 4, seqs: []int64{6},
 			want: domain.Settlement{Held: true}},
+		{name: "no horizon and no xid: as far as the seqs follow one by one, nothing kept (a recent read, ADR 0105)",
+			after: 7, seqs: []int64{8, 9, 11},
+			want: domain.Settlement{Handle: 2, Held: true}},
 		{name: "an unsettled horizon is kept and still holds back",
 			after: 4, seqs: []int64{6, 7}, stored: old, roundXID: round,
 			want: domain.Settlement{Held: true, Horizon: old}},
@@ -62,26 +65,5 @@ func TestSettle(t *testing.T) {
 			t.Parallel()
 			require.Equal(t, tc.want, domain.Settle(tc.after, tc.seqs, tc.stored, tc.settled, tc.roundXID))
 		})
-	}
-}
-
-// TestConsecutive (ADR 0105): a read of the recent partitions may miss an
-// event stamped earlier, so a round goes only as far as the seqs it read
-// follow its cursor one by one; a gap stops it, whatever horizon it
-// keeps.
-func TestConsecutive(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name  string
-		after int64
-		seqs  []int64
-		want  int
-	}{
-		{"nothing read", 7, nil, 0},
-		{"all follow", 7, []int64{8, 9, 10}, 3},
-		{"a gap after two", 7, []int64{8, 9, 11}, 2},
-		{"a gap first", 7, []int64{9, 10}, 0},
-	} {
-		require.Equal(t, tc.want, domain.Consecutive(tc.after, tc.seqs), tc.name)
 	}
 }
