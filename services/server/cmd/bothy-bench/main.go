@@ -53,6 +53,7 @@ type options struct {
 	posters, textBytes                               int
 	warmWALSegments                                  int
 	logAge                                           time.Duration
+	receiverDelay                                    time.Duration
 	logEventsPerDay                                  int
 	topStatements, queryWidth                        int
 	scenarioTimeout, timeout                         time.Duration
@@ -92,6 +93,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.IntVar(&o.warmWALSegments, "warm-wal-segments", 64, "WAL `segments` the cluster makes and recycles before the first scenario, as a server that ran through checkpoints keeps them (0: none)")
 	fs.DurationVar(&o.logAge, "log-age", 30*24*time.Hour, "age of the event log every scenario starts with, as a server that ran that long keeps it (at most sync.event_retention; 0: a fresh log)")
 	fs.IntVar(&o.logEventsPerDay, "log-events-per-day", 10000, "events a day in the aged event log of -log-age")
+	fs.DurationVar(&o.receiverDelay, "receiver-delay", 0, "how long the receiver takes to answer each delivery, as a receiver across a network that does some work first (0: at once; below webhook.delivery_timeout)")
 	fs.IntVar(&o.topStatements, "top-statements", 10, "statements the report lists per scenario, by statement time (0 lists none)")
 	fs.IntVar(&o.queryWidth, "query-width", 90, "characters of each listed statement's text")
 	scale := fs.String("scale", "", "multiply every message count and the rate duration by this `factor` (default $"+ScaleEnv+", else 1)")
@@ -142,6 +144,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	if o.logAge < 0 || o.logEventsPerDay < 1 {
 		return o, errors.New("-log-age must be at least 0 and -log-events-per-day at least 1")
+	}
+	if o.receiverDelay < 0 {
+		return o, errors.New("-receiver-delay must be at least 0")
 	}
 	if o.topStatements < 0 || o.queryWidth < 20 {
 		return o, errors.New("-top-statements must be at least 0 and -query-width at least 20")
@@ -213,7 +218,10 @@ func benchmark(ctx context.Context, o options) error {
 		}
 		b.latencies = f
 	}
-	if b.recv, err = newReceiver(); err != nil {
+	if o.receiverDelay >= base.Webhook.DeliveryTimeout {
+		return fmt.Errorf("-receiver-delay %s must be below webhook.delivery_timeout (%s), or every attempt times out", o.receiverDelay, base.Webhook.DeliveryTimeout)
+	}
+	if b.recv, err = newReceiver(o.receiverDelay); err != nil {
 		return err
 	}
 	b.recv.Start()

@@ -31,13 +31,17 @@ const receiverPathPrefix = "/hook/"
 const receiverMaxBody = 1 << 20
 
 // receiver is the benchmark's HTTPS webhook receiver on 127.0.0.1. It
-// answers 204 at once (it does not verify signatures: make demo does, and
-// a verification would spend the CPU the processes under test share),
-// except for the app hung, whose requests it holds until the sender gives
-// up (webhook.delivery_timeout) or the scenario ends. It counts what
-// arrives with a tally.
+// answers 204 delay after a delivery arrived, at once by default (it does
+// not verify signatures: make demo does, and a verification would spend
+// the CPU the processes under test share), except for the app hung, whose
+// requests it holds until the sender gives up (webhook.delivery_timeout)
+// or the scenario ends. It counts what arrives with a tally.
 type receiver struct {
 	*localrun.HTTPSServer
+	// delay is how long it takes to answer a delivery (-receiver-delay):
+	// a receiver across a network that does some work before it answers.
+	// The arrival counts when the request is read, before the delay.
+	delay time.Duration
 
 	mu       sync.Mutex
 	hung     int           // app index whose requests hang; -1 none
@@ -50,9 +54,10 @@ type receiver struct {
 
 // newReceiver issues a certificate for receiverHost from a CA made for
 // this run and listens on 127.0.0.1 and a free port
-// (localrun.NewHTTPSServer); Start serves.
-func newReceiver() (*receiver, error) {
-	r := &receiver{hung: -1, release: make(chan struct{})}
+// (localrun.NewHTTPSServer); Start serves. It answers each delivery delay
+// after it arrived.
+func newReceiver(delay time.Duration) (*receiver, error) {
+	r := &receiver{hung: -1, release: make(chan struct{}), delay: delay}
 	srv, err := localrun.NewHTTPSServer("bothy bench CA", receiverHost, http.HandlerFunc(r.serve))
 	if err != nil {
 		return nil, err
@@ -105,8 +110,8 @@ func (r *receiver) taken() []arrival {
 	return append([]arrival(nil), r.arrivals...)
 }
 
-// serve records one request and answers 204, or holds it when it belongs
-// to the hung app.
+// serve records one request and answers 204 after the receiver's delay,
+// or holds it when it belongs to the hung app.
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	at := time.Now()
 	sub, err := strconv.Atoi(strings.TrimPrefix(req.URL.Path, receiverPathPrefix))
@@ -141,6 +146,17 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		r.arrivals = append(r.arrivals, a)
 	}
 	r.mu.Unlock()
+	if r.delay > 0 {
+		t := time.NewTimer(r.delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-req.Context().Done():
+			// The sender gave up before the answer; as for the hung app,
+			// no answer at all.
+			panic(http.ErrAbortHandler)
+		}
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

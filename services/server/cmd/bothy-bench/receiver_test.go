@@ -33,7 +33,14 @@ func testSender(t *testing.T, r *receiver) *http.Client {
 
 func startTestReceiver(t *testing.T) *receiver {
 	t.Helper()
-	r, err := newReceiver()
+	return startTestReceiverAnsweringAfter(t, 0)
+}
+
+// startTestReceiverAnsweringAfter starts a receiver that answers each
+// delivery delay after it arrived (-receiver-delay).
+func startTestReceiverAnsweringAfter(t *testing.T, delay time.Duration) *receiver {
+	t.Helper()
+	r, err := newReceiver(delay)
 	require.NoError(t, err)
 	r.Start()
 	t.Cleanup(func() {
@@ -89,6 +96,31 @@ func TestReceiverCountsDeliveriesPerSubscriptionOverTLS(t *testing.T) {
 	require.Equal(t, "m-1", got[0].MessageID)
 	require.Equal(t, 1, got[0].Sub)
 	require.False(t, got[0].At.IsZero())
+}
+
+func TestReceiverAnswersAfterItsDelayAndCountsTheArrival(t *testing.T) {
+	t.Parallel()
+	const delay = 300 * time.Millisecond
+	r := startTestReceiverAnsweringAfter(t, delay)
+	c := testSender(t, r)
+	_, err := send(context.Background(), t, c, r, 1, "e0", 1) // the connection, so the next request times the answer alone
+	require.NoError(t, err)
+	sent := time.Now()
+	code, err := send(context.Background(), t, c, r, 1, "e1", 2)
+	answered := time.Now()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, code)
+	require.GreaterOrEqual(t, answered.Sub(sent), delay, "the answer waits for the receiver's delay")
+	got := r.taken()
+	require.Len(t, got, 2)
+	require.Less(t, got[1].At.Sub(sent), delay, "the arrival is counted when the request is read, before the delay")
+
+	ctx, cancel := context.WithTimeout(context.Background(), delay/3)
+	defer cancel()
+	_, err = send(ctx, t, c, r, 1, "e2", 3)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a sender that gives up first gets no answer")
+	unique, _, _, _, _ := r.counts()
+	require.Equal(t, 3, unique, "a delivery counts when it arrives, whatever the sender does then")
 }
 
 func TestReceiverHoldsTheHungAppUntilTheSenderGivesUp(t *testing.T) {

@@ -31,7 +31,11 @@ func writeHeader(o options, b *bench) {
 	} else {
 		fmt.Fprintln(w, "event log: fresh (-log-age 0)")
 	}
-	fmt.Fprintf(w, "receiver https://%s on 127.0.0.1 (answers 204 at once, does not verify signatures)\n", b.recv.hostPort())
+	answers := "at once"
+	if b.recv.delay > 0 {
+		answers = "after " + b.recv.delay.String()
+	}
+	fmt.Fprintf(w, "receiver https://%s on 127.0.0.1 (answers 204 %s, does not verify signatures)\n", b.recv.hostPort(), answers)
 }
 
 // writeResult writes the report of one scenario, with the top statements

@@ -86,12 +86,13 @@ func TestParseOptionsTakesTheScaleFromTheEnvironmentUnlessAFlagGivesIt(t *testin
 	require.NoError(t, err)
 	require.InDelta(t, 0.01, o.counts.Scale, 1e-12)
 	require.Equal(t, 30*24*time.Hour, o.logAge, "a month of event log by default (D-BE-11)")
+	require.Zero(t, o.receiverDelay, "the receiver answers at once by default")
 	o, err = parseOptions(append(base, "-scale", "0.5"), env("0.01"), io.Discard)
 	require.NoError(t, err)
 	require.InDelta(t, 0.5, o.counts.Scale, 1e-12)
 	for _, bad := range [][]string{
 		{"-scale", "0"}, {"-scale", "x"}, {"-scenarios", "fleet,nope"}, {"-posters", "0"}, {"-apps", "1"}, {"extra"},
-		{"-top-statements", "-1"}, {"-query-width", "5"}, {"-warm-wal-segments", "-1"}, {"-log-age", "-1h"}, {"-log-events-per-day", "0"},
+		{"-top-statements", "-1"}, {"-query-width", "5"}, {"-warm-wal-segments", "-1"}, {"-log-age", "-1h"}, {"-log-events-per-day", "0"}, {"-receiver-delay", "-1ms"},
 	} {
 		_, err := parseOptions(append(append([]string(nil), base...), bad...), env(""), io.Discard)
 		require.Error(t, err, bad)
