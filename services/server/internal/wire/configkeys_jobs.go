@@ -11,8 +11,8 @@ func jobsConfigKeys() []config.Key {
 	return []config.Key{
 		{Name: "jobs.queue.default.max_workers", Kind: config.KindInt, Default: "10", Min: "1", Max: "10000", Unit: "jobs", Chapter: chapter02,
 			Doc: "Jobs of the queue default that one worker process runs at once."},
-		{Name: "jobs.queue.delivery.max_workers", Kind: config.KindInt, Default: "20", Min: "1", Max: "10000", Unit: "jobs", Chapter: chapter02,
-			Doc: "Jobs of the queue delivery (webhook deliveries) that one worker process runs at once."},
+		{Name: "jobs.queue.delivery.max_workers", Kind: config.KindInt, Default: "200", Min: "1", Max: "10000", Unit: "jobs", Chapter: chapter02,
+			Doc: "Jobs of the queue delivery (webhook deliveries) that one worker process runs at once, beside as many started in the process by its consumer rounds (ADR 0092). A job keeps its worker while its requests wait for the receivers' answers, and a subscription with more pending than one run sends (webhook.chain_max_deliveries) goes on in a job of its own: keep it at least the subscriptions that have deliveries pending at once, or their receivers get requests a few subscriptions at a time (D-RT-13)."},
 		{Name: "jobs.queue.maintenance.max_workers", Kind: config.KindInt, Default: "2", Min: "1", Max: "10000", Unit: "jobs", Chapter: chapter02,
 			Doc: "Jobs of the queue maintenance (retention, rotation) that one worker process runs at once."},
 		{Name: "jobs.shutdown_timeout", Kind: config.KindDuration, Default: "30s", Min: "0s", MinExclusive: true, Max: "10m", Chapter: chapter02,

@@ -132,6 +132,10 @@ type options struct {
 	// egress client through the production handler of platform/otel
 	// instead of the record capture of egresstest.
 	logs *oteltest.Logs
+	// configQueues gives the runtime the jobs.queue.<name>.max_workers of
+	// the world's configuration (the defaults), as a worker process
+	// started with them has, instead of the few workers of the tests.
+	configQueues bool
 }
 
 type bundle struct {
@@ -142,8 +146,9 @@ type bundle struct {
 	appID     ids.ID
 	sub       ids.ID // Tracker's subscription, created by its install
 	runtime   *jobs.Runtime
-	pool      *pgxpool.Pool // the delivery path's pool
-	jobMax    int           // options.jobMaxAttempts
+	queues    map[string]jobs.QueueOptions // the runtime's workers per queue
+	pool      *pgxpool.Pool                // the delivery path's pool
+	jobMax    int                          // options.jobMaxAttempts
 	uow       *pg.UnitOfWork
 	scheduler app.DeliveryScheduler // the delivery path's
 	sender    app.WebhookSender     // the delivery path's, over the egress client with the fake resolver
@@ -243,7 +248,14 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	if o.worker {
 		role = "worker"
 	}
-	b.runtime = newRuntime(t, pool, role)
+	queues := testQueues
+	if o.configQueues {
+		q := s.Config.Jobs.Queues
+		queues = map[string]jobs.QueueOptions{jobs.QueueDefault: {MaxWorkers: q.DefaultMaxWorkers},
+			jobs.QueueDelivery: {MaxWorkers: q.DeliveryMaxWorkers}, jobs.QueueMaintenance: {MaxWorkers: q.MaintenanceMaxWorkers}}
+	}
+	b.runtime = newRuntime(t, pool, role, queues)
+	b.queues = queues
 
 	var logger *slog.Logger
 	logger, b.log = egresstest.NewLogs()
@@ -298,12 +310,16 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	return b
 }
 
-// newRuntime returns a River runtime in role on the delivery path's pool.
-func newRuntime(t testing.TB, pool *pgxpool.Pool, role string) *jobs.Runtime {
+// testQueues are the few workers per queue of a test's runtime.
+var testQueues = map[string]jobs.QueueOptions{jobs.QueueDefault: {MaxWorkers: 2}, jobs.QueueDelivery: {MaxWorkers: 4}, jobs.QueueMaintenance: {MaxWorkers: 1}}
+
+// newRuntime returns a River runtime in role on the delivery path's pool
+// with the workers of queues.
+func newRuntime(t testing.TB, pool *pgxpool.Pool, role string, queues map[string]jobs.QueueOptions) *jobs.Runtime {
 	t.Helper()
 	rt, err := jobs.New(jobs.Options{
 		Role:              role,
-		Queues:            map[string]jobs.QueueOptions{jobs.QueueDefault: {MaxWorkers: 2}, jobs.QueueDelivery: {MaxWorkers: 4}, jobs.QueueMaintenance: {MaxWorkers: 1}},
+		Queues:            queues,
 		FetchPollInterval: 50 * time.Millisecond,
 		FetchCooldown:     5 * time.Millisecond,
 		JobTimeout:        time.Minute,
@@ -333,7 +349,7 @@ func startRuntime(t testing.TB, rt *jobs.Runtime) {
 // one of the two.
 func (b *bundle) secondWorker(t testing.TB) *jobs.Runtime {
 	t.Helper()
-	rt := newRuntime(t, b.pool, "worker")
+	rt := newRuntime(t, b.pool, "worker", b.queues)
 	require.NoError(t, deliveryjobs.RegisterWebhookDeliver(rt, b.d, b.jobMax))
 	startRuntime(t, rt)
 	return rt
