@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -91,8 +92,10 @@ func TestDeliveryBatchStopsAtAFailure(t *testing.T) {
 // starts only while a whole webhook.delivery_timeout fits into the batch's
 // lease. The first answer takes longer than webhook.batch_max_duration,
 // so the batch ends after it; its other heads get their attempt back and
-// the run's next claim sends them, each request with its whole timeout,
-// each event once.
+// the run's next claims send them, each request with its whole timeout,
+// each event once. The first batch had time for one send, so the next
+// claim takes one (D-M2-26-88); that one is answered at once, so the claim
+// after it takes every head left.
 func TestDeliveryBatchIsCutByItsTime(t *testing.T) {
 	t.Parallel()
 	b, sizes := batchWorld(t, options{}, "one", "two", "three")
@@ -104,13 +107,68 @@ func TestDeliveryBatchIsCutByItsTime(t *testing.T) {
 	})
 	rows := b.deliveries(t, b.sub)
 	b.deliver(t, b.sub)
-	require.Equal(t, []int{3, 2}, sizes.claims(), "the run claimed the two heads the first batch did not send")
+	require.Equal(t, []int{3, 1, 1}, sizes.claims(), "the run claimed the two heads the first batch did not send, one, then the other")
 	require.Equal(t, []string{rows[0].EventID.String(), rows[1].EventID.String(), rows[2].EventID.String()},
 		ids2(b.recv.requests()))
 	for i, r := range b.deliveries(t, b.sub) {
 		require.Equal(t, "succeeded", r.Status, "delivery %d", i)
 		require.Equal(t, 1, r.Attempt, "delivery %d: one request, one attempt", i)
 	}
+}
+
+// paced answers 204 to every request after moving the fake clock by
+// pace, as a receiver that takes that long to answer would.
+func (b *bundle) paced(t *testing.T, pace func(n int) time.Duration) {
+	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+		b.advance(t, pace(n))
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// posts returns n texts to post.
+func posts(n int) []string {
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("message %d", i)
+	}
+	return texts
+}
+
+// TestDeliveryBatchTakesWhatItsTimeSends (D-M2-26-88): a receiver that
+// answers in 300 ms gets four requests of a batch in its second
+// (webhook.batch_max_duration), so after the first batch, which claimed
+// the most it may and gave twelve heads back, every claim of the run takes
+// four: no claim, signature and give-back of heads the batch has no time
+// to send.
+func TestDeliveryBatchTakesWhatItsTimeSends(t *testing.T) {
+	t.Parallel()
+	b, sizes := batchWorld(t, options{}, posts(20)...)
+	b.paced(t, func(int) time.Duration { return 300 * time.Millisecond })
+	b.deliver(t, b.sub)
+	require.Len(t, b.recv.requests(), 20)
+	require.Equal(t, []int{16, 4, 4, 4, 4}, sizes.claims())
+	for i, r := range b.deliveries(t, b.sub) {
+		require.Equal(t, "succeeded", r.Status, "delivery %d", i)
+		require.Equal(t, 1, r.Attempt, "delivery %d: one request, one attempt", i)
+	}
+}
+
+// TestDeliveryBatchGrowsWhenTheAnswersComeFaster (D-M2-26-88): the same
+// receiver answers at once from its fifth request on, so the batch of four
+// that follows the slow one sends in no time, and the next claim takes
+// every head left again.
+func TestDeliveryBatchGrowsWhenTheAnswersComeFaster(t *testing.T) {
+	t.Parallel()
+	b, sizes := batchWorld(t, options{}, posts(20)...)
+	b.paced(t, func(n int) time.Duration {
+		if n < 4 {
+			return 300 * time.Millisecond
+		}
+		return 0
+	})
+	b.deliver(t, b.sub)
+	require.Len(t, b.recv.requests(), 20)
+	require.Equal(t, []int{16, 4, 12}, sizes.claims())
 }
 
 // TestDeliveryBatchOfALimitedSubscriptionHoldsOneHead (ADR 0088, ADR

@@ -77,6 +77,12 @@ type chain struct {
 	stop bool
 	// scheduledAt is when the job of the run was due; zero when unknown.
 	scheduledAt time.Time
+	// sendLimit is the most heads the run's next claim takes: what its
+	// last batch sent without a failure showed the batch's time
+	// (webhook.batch_max_duration) holds at the pace of the receiver's
+	// answers (learnSendLimit, D-M2-26-88). Zero until then:
+	// webhook.batch_max_deliveries.
+	sendLimit int
 }
 
 // step is what one unit of work of a run does: the record of the previous

@@ -142,14 +142,19 @@ func duePrefix(heads []PendingHead, now time.Time, limit int) []PendingHead {
 }
 
 // batchLimit is the most heads the next claim of t takes (ADR 0088):
-// webhook.batch_max_deliveries, within what is left of the chain budget,
-// and one for a subscription with a rate limit, whose window counts every
-// attempt as it ends (ADR 0081).
+// webhook.batch_max_deliveries, or fewer when the run's last batch showed
+// that its time holds fewer sends (chain.sendLimit, D-M2-26-88), within
+// what is left of the chain budget, and one for a subscription with a
+// rate limit, whose window counts every attempt as it ends (ADR 0081).
 func (s *Deliveries) batchLimit(t *DeliveryTarget, st *step) int {
 	if t.MaxPerSecond > 0 {
 		return 1
 	}
-	return max(1, min(s.opts.BatchMaxDeliveries, s.opts.ChainMaxDeliveries-st.finished))
+	limit := s.opts.BatchMaxDeliveries
+	if st.c != nil && st.c.sendLimit > 0 {
+		limit = min(limit, st.c.sendLimit)
+	}
+	return max(1, min(limit, s.opts.ChainMaxDeliveries-st.finished))
 }
 
 // readBatch reads the events of heads and the rights of t's app for

@@ -211,6 +211,7 @@ func (s *Deliveries) lockTarget(ctx context.Context, id ids.ID, heads int) (Lock
 // before it.
 func (s *Deliveries) sendBatch(ctx context.Context, c *chain, b *batch) *sentBatch {
 	out := &sentBatch{batch: b}
+	defer s.learnSendLimit(c, out, s.clock.Now())
 	for i, a := range b.attempts {
 		if i > 0 && (c.stop || s.attemptTime(a) < s.opts.DeliveryTimeout || !accepted(out.sent[i-1])) {
 			out.unsent = headsOf(b.attempts[i:])
@@ -232,6 +233,37 @@ func (s *Deliveries) sendBatch(ctx context.Context, c *chain, b *batch) *sentBat
 		out.sent = append(out.sent, r)
 	}
 	return out
+}
+
+// learnSendLimit sets how many heads the next claim of the run c takes
+// from the sends of out, which began at start (D-M2-26-88): as many as the
+// batch's time holds at the pace of its answers, the sends it made and,
+// when its time was not up, as many more as the time left holds, at most
+// webhook.batch_max_deliveries. With a receiver that takes longer than
+// webhook.batch_max_duration allows for a whole batch, a claim then takes
+// no heads the batch has no time to send, which the claim would sign and
+// the record give back for nothing. A batch that ended at a failure or a
+// stop tells nothing of the pace and leaves the limit as it was; the next
+// run starts from webhook.batch_max_deliveries.
+func (s *Deliveries) learnSendLimit(c *chain, out *sentBatch, start time.Time) {
+	n := len(out.sent)
+	if n == 0 || c.stop || !accepted(out.sent[n-1]) || s.opts.BatchMaxDeliveries == 1 {
+		return
+	}
+	now := s.clock.Now()
+	sendable := n
+	// A send starts only while a whole attempt fits before the lease's end
+	// less the record's allowance (sendBatch): the batch's time ends then.
+	ends := out.attempts[0].head.LeaseUntil.Add(-s.opts.LeaseRecordAllowance - s.opts.DeliveryTimeout)
+	if left := ends.Sub(now); left > 0 {
+		pace := now.Sub(start) / time.Duration(n)
+		if pace <= 0 || left/pace >= time.Duration(s.opts.BatchMaxDeliveries) {
+			sendable = s.opts.BatchMaxDeliveries
+		} else {
+			sendable += int(left / pace)
+		}
+	}
+	c.sendLimit = min(sendable, s.opts.BatchMaxDeliveries)
 }
 
 // headsOf returns the claimed heads of attempts.
