@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"bothy/server/internal/kernel/hostlist"
 	"bothy/server/internal/platform/config"
+	"bothy/server/internal/platform/jobs"
 	"bothy/server/internal/platform/secrets/stack"
 )
 
@@ -156,6 +158,19 @@ func TestLoadDefaults(t *testing.T) {
 	require.Less(t, cfg.Webhook.RetryMaxAge, cfg.Sync.EventRetention)
 	require.LessOrEqual(t, cfg.Webhook.RetryBackoffBase, cfg.Webhook.RetryBackoffCap)
 	require.Equal(t, cfg.Jobs.Queues.DeliveryMaxWorkers, cfg.Values.Int("jobs.queue.delivery.max_workers"))
+}
+
+// TestJobsQueueOptionsNameEveryQueueWithItsKey: the runtime's workers per
+// queue come from jobs.queue.<name>.max_workers, one entry per queue.
+func TestJobsQueueOptionsNameEveryQueueWithItsKey(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load("", []string{"BOTHY_JOBS_QUEUE_DEFAULT_MAX_WORKERS=3", "BOTHY_JOBS_QUEUE_MAINTENANCE_MAX_WORKERS=4"})
+	require.NoError(t, err)
+	q := cfg.Jobs.QueueOptions()
+	require.ElementsMatch(t, jobs.Queues(), slices.Collect(maps.Keys(q)))
+	require.Equal(t, 3, q[jobs.QueueDefault].MaxWorkers)
+	require.Equal(t, 200, q[jobs.QueueDelivery].MaxWorkers, "a worker serves 200 busy subscriptions at once by default (D-RT-13)")
+	require.Equal(t, 4, q[jobs.QueueMaintenance].MaxWorkers)
 }
 
 func TestLoadFileAndEnvironment(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"bothy/server/internal/platform/config"
+	"bothy/server/internal/platform/jobs"
 )
 
 // jobsConfigKeys are the keys of the River job runtime of the worker role.
@@ -53,4 +54,16 @@ type JobsConfig struct {
 	FetchPollInterval time.Duration `config:"jobs.fetch_poll_interval"`
 	// FetchCooldown is jobs.fetch_cooldown.
 	FetchCooldown time.Duration `config:"jobs.fetch_cooldown"`
+}
+
+// QueueOptions returns the workers of every queue of the job runtime as
+// c names them (jobs.queue.<name>.max_workers): what buildJobs gives a
+// process, and what a test gives a runtime that runs as one started with
+// this configuration.
+func (c JobsConfig) QueueOptions() map[string]jobs.QueueOptions {
+	return map[string]jobs.QueueOptions{
+		jobs.QueueDefault:     {MaxWorkers: c.Queues.DefaultMaxWorkers},
+		jobs.QueueDelivery:    {MaxWorkers: c.Queues.DeliveryMaxWorkers},
+		jobs.QueueMaintenance: {MaxWorkers: c.Queues.MaintenanceMaxWorkers},
+	}
 }

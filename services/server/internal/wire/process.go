@@ -181,14 +181,9 @@ func (p *Process) tracer() trace.TracerProvider { return p.tel.TracerProvider }
 func (p *Process) meter() metric.MeterProvider  { return p.tel.MeterProvider }
 
 func (p *Process) buildJobs() error {
-	q := p.cfg.Jobs.Queues
 	rt, err := jobs.New(jobs.Options{
-		Role: string(p.role),
-		Queues: map[string]jobs.QueueOptions{
-			jobs.QueueDefault:     {MaxWorkers: q.DefaultMaxWorkers},
-			jobs.QueueDelivery:    {MaxWorkers: q.DeliveryMaxWorkers},
-			jobs.QueueMaintenance: {MaxWorkers: q.MaintenanceMaxWorkers},
-		},
+		Role:              string(p.role),
+		Queues:            p.cfg.Jobs.QueueOptions(),
 		FetchPollInterval: p.cfg.Jobs.FetchPollInterval,
 		FetchCooldown:     p.cfg.Jobs.FetchCooldown,
 		JobTimeout:        p.cfg.Jobs.JobTimeout,

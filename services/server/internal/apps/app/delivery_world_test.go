@@ -250,9 +250,7 @@ func deliveryWorld(t testing.TB, o options) *bundle {
 	}
 	queues := testQueues
 	if o.configQueues {
-		q := s.Config.Jobs.Queues
-		queues = map[string]jobs.QueueOptions{jobs.QueueDefault: {MaxWorkers: q.DefaultMaxWorkers},
-			jobs.QueueDelivery: {MaxWorkers: q.DeliveryMaxWorkers}, jobs.QueueMaintenance: {MaxWorkers: q.MaintenanceMaxWorkers}}
+		queues = s.Config.Jobs.QueueOptions()
 	}
 	b.runtime = newRuntime(t, pool, role, queues)
 	b.queues = queues
