@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps/app"
+	"bothy/server/internal/kernel/ids"
 )
 
 // claimSizes counts the heads of every claim (ADR 0088).
@@ -169,6 +170,56 @@ func TestDeliveryBatchGrowsWhenTheAnswersComeFaster(t *testing.T) {
 	b.deliver(t, b.sub)
 	require.Len(t, b.recv.requests(), 20)
 	require.Equal(t, []int{16, 4, 12}, sizes.claims())
+}
+
+// chainOfEight makes a run leave its subscription to a new job after
+// eight deliveries (webhook.chain_max_deliveries).
+func chainOfEight(o *app.DeliveryOptions) { o.ChainMaxDeliveries = 8 }
+
+// TestDeliveryRunStartsAtThePaceOfTheRunBefore (D-M2-26-89): the receiver
+// answers in 300 ms, so a batch's second holds four sends. The first run
+// claims eight (its budget), sends four and learns that pace; the runs of
+// the next jobs of the subscription in this worker start at four instead
+// of claiming, signing and giving back heads their batch has no time for.
+func TestDeliveryRunStartsAtThePaceOfTheRunBefore(t *testing.T) {
+	t.Parallel()
+	b, sizes := batchWorld(t, options{change: chainOfEight}, posts(20)...)
+	b.paced(t, func(int) time.Duration { return 300 * time.Millisecond })
+	for range 3 {
+		b.deliver(t, b.sub)
+	}
+	require.Len(t, b.recv.requests(), 20)
+	require.Equal(t, []int{8, 4, 4, 4, 4}, sizes.claims())
+}
+
+// TestDeliveryRunsTogetherStartAtThePaceOfTheRunBefore (D-M2-26-89): a
+// job of a consumer round for several subscriptions starts each run at
+// the pace its subscription's run before it learned: its first claim
+// takes four heads, and the events read ahead with the lock are theirs.
+func TestDeliveryRunsTogetherStartAtThePaceOfTheRunBefore(t *testing.T) {
+	t.Parallel()
+	c := newQueryLog()
+	b, sizes := batchWorld(t, options{change: chainOfEight, tracer: c}, posts(20)...)
+	b.paced(t, func(int) time.Duration { return 300 * time.Millisecond })
+	b.deliver(t, b.sub)
+	c.reset()
+	require.NoError(t, b.d.DeliverTogether(bg, []ids.ID{b.sub}, b.now()))
+	require.Len(t, b.recv.requests(), 16)
+	require.Equal(t, []int{8, 4, 4, 4}, sizes.claims())
+	require.Len(t, c.firstArgs("EventListByKeys")[0], 4, "the events of the first claim's four heads read ahead")
+}
+
+// TestDeliveryRunForgetsAnOldPace (D-M2-26-89): a pace learned more than
+// two webhook.chain_max_duration ago tells nothing of the receiver now;
+// the run starts at the most it may claim again.
+func TestDeliveryRunForgetsAnOldPace(t *testing.T) {
+	t.Parallel()
+	b, sizes := batchWorld(t, options{change: chainOfEight}, posts(20)...)
+	b.paced(t, func(int) time.Duration { return 300 * time.Millisecond })
+	b.deliver(t, b.sub)
+	b.advance(t, 2*b.opts.ChainMaxDuration+time.Second)
+	b.deliver(t, b.sub)
+	require.Equal(t, []int{8, 4, 8, 4}, sizes.claims())
 }
 
 // TestDeliveryBatchOfALimitedSubscriptionHoldsOneHead (ADR 0088, ADR

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"time"
+
+	"bothy/server/internal/kernel/ids"
 )
 
 // attempt is a claimed and signed delivery, kept in memory only between
@@ -61,6 +63,8 @@ type sentBatch struct {
 // trip per delivery. What a unit of work of the run changes lives in its
 // step until the unit of work committed.
 type chain struct {
+	// sub is the subscription the run serves.
+	sub   ids.ID
 	start time.Time
 	// ownJob is set for a run of a job of its own subscription alone
 	// (Deliver), whose first record ends the job's row when the job was
@@ -80,7 +84,9 @@ type chain struct {
 	// sendLimit is the most heads the run's next claim takes: what its
 	// last batch sent without a failure showed the batch's time
 	// (webhook.batch_max_duration) holds at the pace of the receiver's
-	// answers (learnSendLimit, D-M2-26-88). Zero until then:
+	// answers (learnSendLimit, D-M2-26-88). A run starts with the limit
+	// the run of its subscription before it learned in this worker
+	// (sendPaces, D-M2-26-89); zero when there is none:
 	// webhook.batch_max_deliveries.
 	sendLimit int
 }

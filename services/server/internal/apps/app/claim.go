@@ -238,8 +238,9 @@ func (s *Deliveries) lockFirst(ctx context.Context, subs, first []ids.ID) ([]Loc
 // the rights into the authorizer's (authorize.Authorizer.Preload). A run
 // whose claim will send nothing now (not active, an attempt in flight, no
 // head due) reads nothing; a claim that ends up taking fewer heads than
-// read ahead, or none, leaves only a read unused.
-func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarget) error {
+// read ahead, or none, leaves only a read unused. A run reads as many
+// heads as its chain's first claim takes (batchLimit).
+func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarget, chains map[ids.ID]*chain) error {
 	now := s.now()
 	// What the lock's round trip read (lockFirst) is not read again.
 	ahead := aheadOf(ctx)
@@ -252,7 +253,7 @@ func (s *Deliveries) readAhead(ctx context.Context, locked map[ids.ID]LockedTarg
 			continue
 		}
 		// A run's first step has finished nothing yet.
-		for _, h := range duePrefix(l.Heads, now, s.batchLimit(&t, &step{})) {
+		for _, h := range duePrefix(l.Heads, now, s.batchLimit(&t, &step{c: chains[t.SubscriptionID]})) {
 			// The runs of a fan-out share their events: each is read once.
 			if _, read := ahead.read[h.Event.Seq]; !read && !asked[h.Event.Seq] {
 				asked[h.Event.Seq] = true

@@ -58,7 +58,7 @@ func (s *Deliveries) Deliver(ctx context.Context, subscriptionID ids.ID) error {
 // earlier (a round, a chain, an owner's change) leaves the head to the job
 // its failure scheduled, so jobs do not pile up behind a head in backoff.
 func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID, scheduledAt time.Time) error {
-	c := s.newChain(scheduledAt)
+	c := s.newChain(subscriptionID, scheduledAt)
 	c.ownJob = true
 	st, err := s.stepAlone(ctx, subscriptionID, c, nil)
 	if err != nil {
@@ -67,9 +67,12 @@ func (s *Deliveries) DeliverScheduled(ctx context.Context, subscriptionID ids.ID
 	return s.run(ctx, subscriptionID, c, st, s.stepAlone)
 }
 
-// newChain returns the chain of a run whose job was due at scheduledAt.
-func (s *Deliveries) newChain(scheduledAt time.Time) *chain {
-	return &chain{start: s.clock.Now(), scheduledAt: scheduledAt}
+// newChain returns the chain of a run of sub whose job was due at
+// scheduledAt, at the pace the run of sub before it learned
+// (D-M2-26-89).
+func (s *Deliveries) newChain(sub ids.ID, scheduledAt time.Time) *chain {
+	now := s.clock.Now()
+	return &chain{sub: sub, start: now, scheduledAt: scheduledAt, sendLimit: s.paces.get(sub, now)}
 }
 
 // stepper runs the next unit of work of the run c of subscriptionID: the
@@ -243,8 +246,9 @@ func (s *Deliveries) sendBatch(ctx context.Context, c *chain, b *batch) *sentBat
 // webhook.batch_max_duration allows for a whole batch, a claim then takes
 // no heads the batch has no time to send, which the claim would sign and
 // the record give back for nothing. A batch that ended at a failure or a
-// stop tells nothing of the pace and leaves the limit as it was; the next
-// run starts from webhook.batch_max_deliveries.
+// stop tells nothing of the pace and leaves the limit as it was. The next
+// run of the subscription in this worker starts from the limit
+// (sendPaces, D-M2-26-89).
 func (s *Deliveries) learnSendLimit(c *chain, out *sentBatch, start time.Time) {
 	n := len(out.sent)
 	if n == 0 || c.stop || !accepted(out.sent[n-1]) || s.opts.BatchMaxDeliveries == 1 {
@@ -264,6 +268,11 @@ func (s *Deliveries) learnSendLimit(c *chain, out *sentBatch, start time.Time) {
 		}
 	}
 	c.sendLimit = min(sendable, s.opts.BatchMaxDeliveries)
+	kept := c.sendLimit
+	if kept == s.opts.BatchMaxDeliveries {
+		kept = 0
+	}
+	s.paces.set(c.sub, kept, now)
 }
 
 // headsOf returns the claimed heads of attempts.

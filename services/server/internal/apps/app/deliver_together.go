@@ -42,7 +42,7 @@ func (s *Deliveries) DeliverTogether(ctx context.Context, subscriptionIDs []ids.
 	subs = slices.Compact(subs)
 	first := make([]*stepAsk, len(subs))
 	for i, sub := range subs {
-		first[i] = &stepAsk{sub: sub, c: s.newChain(scheduledAt)}
+		first[i] = &stepAsk{sub: sub, c: s.newChain(sub, scheduledAt)}
 	}
 	g := &sharedSteps{s: s, asks: make(chan *stepAsk)}
 	g.together(ctx, first)
@@ -216,10 +216,12 @@ func (g *sharedSteps) together(ctx context.Context, asks []*stepAsk) {
 func (g *sharedSteps) lockAsks(ctx context.Context, asks []*stepAsk) (map[ids.ID]LockedTarget, error) {
 	subs := make([]ids.ID, 0, len(asks))
 	var first []ids.ID
+	chains := map[ids.ID]*chain{}
 	for _, a := range asks {
 		subs = append(subs, a.sub)
 		if a.last == nil {
 			first = append(first, a.sub)
+			chains[a.sub] = a.c
 		}
 	}
 	if len(first) == 0 {
@@ -233,7 +235,7 @@ func (g *sharedSteps) lockAsks(ctx context.Context, asks []*stepAsk) (map[ids.ID
 	for _, l := range all {
 		locked[l.Target.SubscriptionID] = l
 	}
-	return locked, g.s.readAhead(ctx, locked)
+	return locked, g.s.readAhead(ctx, locked, chains)
 }
 
 // panicked is the error of a run, or of a unit of work shared by runs,

@@ -166,6 +166,9 @@ type Deliveries struct {
 	// firstReads are what this process's rounds expect the first claims
 	// of their runs to read (ADR 0104).
 	firstReads *firstReads
+	// paces are the send limits the runs of this worker learned, which
+	// the next run of each subscription starts with (D-M2-26-89).
+	paces *sendPaces
 }
 
 var (
@@ -202,6 +205,7 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 		keys: d.Keys, state: d.State, master: d.Master, sender: d.Sender, scheduler: d.Scheduler,
 		clock: d.Clock, rnd: rnd, log: log, metrics: metrics, opts: o,
 		firstReads: newFirstReads(o.RoundInsertMaxDeliveries),
+		paces:      newSendPaces(o.ChainMaxDuration),
 	}, nil
 }
 

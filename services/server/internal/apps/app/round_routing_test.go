@@ -16,7 +16,7 @@ import (
 // queryLog counts the round trips and statements of a pool
 // (pgtest.Trips) and the statements of each sqlc query (by the name sqlc
 // puts in their first line), and keeps the SQL and arguments of the last
-// one. The first statement of a unit of work travels in a batch with its
+// one and the arguments of the first one since the last reset. The first statement of a unit of work travels in a batch with its
 // BEGIN (ADR 0084), and so do the statements of txn.Together (ADR 0085).
 type queryLog struct {
 	pgtest.Trips
@@ -24,10 +24,11 @@ type queryLog struct {
 	calls map[string]int
 	sql   map[string]string
 	args  map[string][]any
+	first map[string][]any
 }
 
 func newQueryLog() *queryLog {
-	return &queryLog{calls: map[string]int{}, sql: map[string]string{}, args: map[string][]any{}}
+	return &queryLog{calls: map[string]int{}, sql: map[string]string{}, args: map[string][]any{}, first: map[string][]any{}}
 }
 
 func (l *queryLog) TraceQueryStart(ctx context.Context, c *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
@@ -47,6 +48,9 @@ func (l *queryLog) saw(sql string, args []any) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.calls[name] == 0 {
+		l.first[name] = args
+	}
 	l.calls[name]++
 	l.sql[name], l.args[name] = sql, args
 }
@@ -68,12 +72,21 @@ func (l *queryLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	clear(l.calls)
+	clear(l.first)
 }
 
 func (l *queryLog) count(name string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.calls[name]
+}
+
+// firstArgs returns the arguments of the first statement of name since
+// the last reset.
+func (l *queryLog) firstArgs(name string) []any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.first[name]
 }
 
 // last returns the SQL and the arguments of the last statement of name.
