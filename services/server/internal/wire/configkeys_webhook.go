@@ -51,6 +51,8 @@ func webhookConfigKeys() []config.Key {
 			Doc: "How long after its claim a batch starts a send after its first; every send gets the whole webhook.delivery_timeout, so with webhook.batch_max_deliveries above 1 a lease lasts this much longer (ADR 0088)."},
 		{Name: "webhook.run_max_subscriptions", Kind: config.KindInt, Default: "16", Min: "1", Max: "1000", Unit: "subscriptions", Chapter: chapter02,
 			Doc: "Most subscriptions served by one consumer round whose delivery runs start in one job: their locks and claims share one transaction and its round trips, then each run sends on its own, concurrently with the others, and the records whose answers arrive together share the next transaction (ADR 0089); 1 gives each subscription its own job."},
+		{Name: "webhook.run_gather_pause", Kind: config.KindDuration, Default: "3ms", Min: "0s", Max: "1s", Chapter: chapter02,
+			Doc: "How long a record of a job of several subscriptions (webhook.run_max_subscriptions) waits for the answers of the job's other runs that are still sending, so their records and next claims share its transaction (D-M2-26-90); the wait ends once every run of the job that has not ended is ready, so answers that arrive together wait for nothing. With receivers that take their time, each answer otherwise pays a transaction of its own. 0 waits for none."},
 		{Name: "webhook.round_insert_max_deliveries", Kind: config.KindInt, Default: "5000", Min: "1", Max: "100000", Unit: "deliveries", Chapter: chapter02,
 			Doc: "Most deliveries a consumer round routes and inserts at once: a round whose events call for more (consumer.batch_size events, each for every subscription that may see it) writes them with several inserts, so the worker's memory follows this number; the rows of one event always go together (D-M2-26-82)."},
 	}
@@ -99,6 +101,8 @@ type WebhookConfig struct {
 	BatchMaxDuration time.Duration `config:"webhook.batch_max_duration"`
 	// RunMaxSubscriptions is webhook.run_max_subscriptions.
 	RunMaxSubscriptions int `config:"webhook.run_max_subscriptions"`
+	// RunGatherPause is webhook.run_gather_pause.
+	RunGatherPause time.Duration `config:"webhook.run_gather_pause"`
 	// RoundInsertMaxDeliveries is webhook.round_insert_max_deliveries.
 	RoundInsertMaxDeliveries int `config:"webhook.round_insert_max_deliveries"`
 }

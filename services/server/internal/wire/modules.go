@@ -256,6 +256,7 @@ func BuildModules(cfg *Config, d ModuleDeps) (*Modules, error) {
 		BatchMaxDeliveries:        cfg.Webhook.BatchMaxDeliveries,
 		BatchMaxDuration:          cfg.Webhook.BatchMaxDuration,
 		RunMaxSubscriptions:       cfg.Webhook.RunMaxSubscriptions,
+		RunGatherPause:            cfg.Webhook.RunGatherPause,
 		RoundInsertMaxDeliveries:  cfg.Webhook.RoundInsertMaxDeliveries,
 	}); err != nil {
 		return nil, err

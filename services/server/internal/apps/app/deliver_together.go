@@ -25,7 +25,9 @@ import (
 // of the job is running share the next one (sharedSteps), so runs whose
 // answers arrive together record together, and a slow or hanging
 // receiver holds back only its own subscription, which records when its
-// answer arrives.
+// answer arrives. A step asked while other runs still send waits for
+// their steps up to webhook.run_gather_pause (D-M2-26-90), so that runs
+// whose answers arrive within it share the unit of work as well.
 //
 // Every rule of a run holds per subscription as in Deliver: the lease, the
 // order, the rights checked before each attempt, the chain budget, the
@@ -44,7 +46,7 @@ func (s *Deliveries) DeliverTogether(ctx context.Context, subscriptionIDs []ids.
 	for i, sub := range subs {
 		first[i] = &stepAsk{sub: sub, c: s.newChain(sub, scheduledAt)}
 	}
-	g := &sharedSteps{s: s, asks: make(chan *stepAsk)}
+	g := &sharedSteps{s: s, asks: make(chan *stepAsk), running: len(first), ended: make(chan struct{}, 1)}
 	g.together(ctx, first)
 	served := make(chan struct{})
 	go func() {
@@ -55,6 +57,7 @@ func (s *Deliveries) DeliverTogether(ctx context.Context, subscriptionIDs []ids.
 	failed := make([]error, len(subs))
 	for i, a := range first {
 		wg.Go(func() {
+			defer g.end()
 			// A run of a job of its own that panics fails its job (River
 			// recovers it); here it fails only its own run.
 			defer func() {
@@ -105,10 +108,37 @@ type stepAsk struct {
 }
 
 // sharedSteps runs the steps the runs of one DeliverTogether ask for:
-// each unit of work takes every step asked for by the time it starts.
+// each unit of work takes every step asked for by the time it starts,
+// and those asked within webhook.run_gather_pause while other runs still
+// send (gather).
 type sharedSteps struct {
 	s    *Deliveries
 	asks chan *stepAsk
+
+	mu sync.Mutex
+	// running counts the runs of the job that have not ended.
+	running int
+	// ended wakes a gather when a run ended; it holds at most one wake-up.
+	ended chan struct{}
+}
+
+// end notes that a run of the job ended, so a gather no longer waits for
+// its step.
+func (g *sharedSteps) end() {
+	g.mu.Lock()
+	g.running--
+	g.mu.Unlock()
+	select {
+	case g.ended <- struct{}{}:
+	default:
+	}
+}
+
+// runs returns how many runs of the job have not ended.
+func (g *sharedSteps) runs() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.running
 }
 
 // step is the stepper of a run of DeliverTogether: it asks for the step
@@ -127,26 +157,57 @@ func (g *sharedSteps) step(ctx context.Context, sub ids.ID, c *chain, last *sent
 
 // serve answers the asks until the channel is closed, which
 // DeliverTogether does once every run ended, so no ask is pending then:
-// it waits for one, takes every other one already asked and runs them in
-// one unit of work.
+// it waits for one, gathers the others (gather) and runs them in one unit
+// of work.
 func (g *sharedSteps) serve(ctx context.Context) {
 	for a := range g.asks {
-		asks := []*stepAsk{a}
-	more:
-		for {
-			select {
-			case b := <-g.asks:
-				asks = append(asks, b)
-			default:
-				break more
-			}
-		}
+		asks := g.gather(ctx, a)
 		slices.SortFunc(asks, func(x, y *stepAsk) int { return ids.Compare(x.sub, y.sub) })
 		g.together(ctx, asks)
 		for _, a := range asks {
 			close(a.done)
 		}
 	}
+}
+
+// gather returns a with every other step already asked and, while runs
+// that have not ended are still sending, those asked within
+// webhook.run_gather_pause (D-M2-26-90): with slow receivers the answers
+// of a job's runs arrive apart, and each step that goes alone pays a unit
+// of work of its own (its lock, the app's rights, its claim, its commit).
+// The wait ends as soon as every run that has not ended asked, so a job
+// whose answers arrive together, or a job of one run, waits for nothing;
+// it ends at the pause or when ctx ends otherwise. The channel cannot
+// close meanwhile: a's run waits for its answer.
+func (g *sharedSteps) gather(ctx context.Context, a *stepAsk) []*stepAsk {
+	asks := []*stepAsk{a}
+	for {
+		select {
+		case b := <-g.asks:
+			asks = append(asks, b)
+			continue
+		default:
+		}
+		break
+	}
+	pause := g.s.opts.RunGatherPause
+	if pause <= 0 || len(asks) >= g.runs() {
+		return asks
+	}
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	for len(asks) < g.runs() {
+		select {
+		case b := <-g.asks:
+			asks = append(asks, b)
+		case <-g.ended:
+		case <-t.C:
+			return asks
+		case <-ctx.Done():
+			return asks
+		}
+	}
+	return asks
 }
 
 // together runs the steps of asks, in the order of asks, in one unit of

@@ -378,3 +378,54 @@ func TestDeliverTogetherKeepsAFailureWithItsSubscription(t *testing.T) {
 		require.Len(t, b.recv.requests(), 4)
 	})
 }
+
+// TestDeliverTogetherGathersTheStepsOfItsRuns (D-M2-26-90): the answers
+// of a job's runs arrive 100 ms apart. With webhook.run_gather_pause a
+// step waits for the others' steps, so the three records share one unit
+// of work; the wait ends once every run that has not ended asked (here
+// the run of a fourth subscription with nothing to send ended at once),
+// not at the pause's end, which the job's deadline would not reach.
+// Without the pause the first answer is recorded alone.
+func TestDeliverTogetherGathersTheStepsOfItsRuns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		pause   time.Duration
+		records func(t *testing.T, c *queryLog)
+	}{
+		{name: "with a pause", pause: time.Hour, records: func(t *testing.T, c *queryLog) {
+			require.Equal(t, 1, c.count("WebhookSubscriptionRecordAttemptsMany"), "the three records in one statement")
+			require.Zero(t, c.count("WebhookSubscriptionRecordAttempt"))
+		}},
+		{name: "without", records: func(t *testing.T, c *queryLog) {
+			require.GreaterOrEqual(t, c.count("WebhookSubscriptionRecordAttempt"), 1, "the first answer recorded alone")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newQueryLog()
+			b, subs := withThree(t, options{tracer: c, change: func(o *app.DeliveryOptions) { o.RunGatherPause = tc.pause }})
+			idle := b.createAt(t, "/hooks/d")
+			var arrived sync.WaitGroup
+			arrived.Add(3)
+			b.recv.answer(func(_ int, w http.ResponseWriter, r *http.Request) {
+				arrived.Done()
+				if r.URL.Path != "/hooks/bothy" {
+					// A receiver that takes its time: the first answer is
+					// in long before these.
+					arrived.Wait()
+					time.Sleep(100 * time.Millisecond)
+				}
+				w.WriteHeader(http.StatusNoContent)
+			})
+			c.reset()
+			ctx, cancel := context.WithTimeout(bg, time.Minute)
+			defer cancel()
+			require.NoError(t, b.d.DeliverTogether(ctx, append(subs, idle), b.now()))
+			for _, sub := range subs {
+				require.True(t, b.succeeded(t, sub))
+			}
+			tc.records(t, c)
+		})
+	}
+}

@@ -63,6 +63,13 @@ type DeliveryOptions struct {
 	// subscriptions of a consumer round whose runs share one job and its
 	// units of work (DeliverTogether, ADR 0089); 1 gives each its own job.
 	RunMaxSubscriptions int
+	// RunGatherPause is webhook.run_gather_pause: how long a step of a
+	// run of a job of several subscriptions (DeliverTogether) waits for
+	// the steps of the job's other runs that are still sending, so that
+	// their records and claims share its unit of work (D-M2-26-90); the
+	// wait ends once every run that has not ended asked. 0 waits for
+	// none.
+	RunGatherPause time.Duration
 	// BatchMaxDuration is webhook.batch_max_duration: how long after its
 	// claim a batch starts its sends after the first; a batch's lease
 	// lasts this much longer than one attempt's (leaseLength).
@@ -93,6 +100,8 @@ func (o DeliveryOptions) validate() error {
 		return errors.New("apps: webhook.batch_max_deliveries and webhook.batch_max_duration must be positive")
 	case o.RunMaxSubscriptions < 1:
 		return errors.New("apps: webhook.run_max_subscriptions must be at least 1")
+	case o.RunGatherPause < 0:
+		return errors.New("apps: webhook.run_gather_pause must not be negative")
 	case o.RoundInsertMaxDeliveries < 1:
 		return errors.New("apps: webhook.round_insert_max_deliveries must be at least 1")
 	}

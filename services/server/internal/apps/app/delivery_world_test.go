@@ -77,6 +77,7 @@ func defaultOptions() app.DeliveryOptions {
 		BatchMaxDeliveries:        16,
 		BatchMaxDuration:          time.Second,
 		RunMaxSubscriptions:       16,
+		RunGatherPause:            3 * time.Millisecond,
 		RoundInsertMaxDeliveries:  5000,
 	}
 }
