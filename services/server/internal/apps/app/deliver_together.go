@@ -181,14 +181,14 @@ func (g *sharedSteps) serve(ctx context.Context) {
 // close meanwhile: a's run waits for its answer.
 func (g *sharedSteps) gather(ctx context.Context, a *stepAsk) []*stepAsk {
 	asks := []*stepAsk{a}
+asked:
 	for {
 		select {
 		case b := <-g.asks:
 			asks = append(asks, b)
-			continue
 		default:
+			break asked
 		}
-		break
 	}
 	pause := g.s.opts.RunGatherPause
 	if pause <= 0 || len(asks) >= g.runs() {

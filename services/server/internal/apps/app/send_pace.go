@@ -11,9 +11,10 @@ import (
 // last run in this worker could send in a batch's time (chain.sendLimit,
 // learnSendLimit), so that the first claim of its next run takes that
 // many instead of webhook.batch_max_deliveries (D-M2-26-89). A busy
-// subscription goes on in a new job after every webhook.chain_max_deliveries;
-// without the pace, each of those runs claimed, signed and leased heads
-// its first batch had no time to send, and gave them back.
+// subscription goes on in a new job after every
+// webhook.chain_max_deliveries; without the pace, each of those runs
+// claimed, signed and leased heads its first batch had no time to send,
+// and gave them back.
 //
 // A pace is used for two webhook.chain_max_duration (span) after it was
 // learned, then forgotten: a run that starts later claims the most again
@@ -21,8 +22,8 @@ import (
 // entries live in two generations of two spans each, and the older one is
 // dropped when a new one begins, so only the subscriptions whose runs
 // learned a pace within about the last four spans have an entry. A pace
-// of the most a claim may take is not kept. A run of the subscription in another
-// worker starts at the most. It is safe for concurrent use.
+// of the most a claim may take is not kept. A run of the subscription in
+// another worker starts at the most. It is safe for concurrent use.
 type sendPaces struct {
 	span time.Duration
 
