@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"bothy/server/internal/kernel/errs"
@@ -46,7 +47,8 @@ func (s *Deliveries) DeliverTogether(ctx context.Context, subscriptionIDs []ids.
 	for i, sub := range subs {
 		first[i] = &stepAsk{sub: sub, c: s.newChain(sub, scheduledAt)}
 	}
-	g := &sharedSteps{s: s, asks: make(chan *stepAsk), running: len(first), ended: make(chan struct{}, 1)}
+	g := &sharedSteps{s: s, asks: make(chan *stepAsk), ended: make(chan struct{}, 1)}
+	g.running.Store(int64(len(first)))
 	g.together(ctx, first)
 	served := make(chan struct{})
 	go func() {
@@ -115,9 +117,8 @@ type sharedSteps struct {
 	s    *Deliveries
 	asks chan *stepAsk
 
-	mu sync.Mutex
 	// running counts the runs of the job that have not ended.
-	running int
+	running atomic.Int64
 	// ended wakes a gather when a run ended; it holds at most one wake-up.
 	ended chan struct{}
 }
@@ -125,20 +126,11 @@ type sharedSteps struct {
 // end notes that a run of the job ended, so a gather no longer waits for
 // its step.
 func (g *sharedSteps) end() {
-	g.mu.Lock()
-	g.running--
-	g.mu.Unlock()
+	g.running.Add(-1)
 	select {
 	case g.ended <- struct{}{}:
 	default:
 	}
-}
-
-// runs returns how many runs of the job have not ended.
-func (g *sharedSteps) runs() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.running
 }
 
 // step is the stepper of a run of DeliverTogether: it asks for the step
@@ -191,12 +183,12 @@ asked:
 		}
 	}
 	pause := g.s.opts.RunGatherPause
-	if pause <= 0 || len(asks) >= g.runs() {
+	if pause <= 0 || int64(len(asks)) >= g.running.Load() {
 		return asks
 	}
 	t := time.NewTimer(pause)
 	defer t.Stop()
-	for len(asks) < g.runs() {
+	for int64(len(asks)) < g.running.Load() {
 		select {
 		case b := <-g.asks:
 			asks = append(asks, b)
