@@ -206,17 +206,43 @@ func (c *cluster) dropDB(ctx context.Context, name string) error {
 }
 
 // cpu returns the CPU ticks of the cluster so far: the postmaster and its
-// children (clusterTicks).
-func (c *cluster) cpu() (uint64, error) {
+// children (clusterTicks), and each living child's own by PID
+// (clusterChildren).
+func (c *cluster) cpu() (uint64, map[int]uint64, error) {
 	pm, err := readPostmasterPID(c.dataDir)
 	if err != nil {
-		return 0, fmt.Errorf("reading the postmaster's PID: %w", err)
+		return 0, nil, fmt.Errorf("reading the postmaster's PID: %w", err)
 	}
 	stats, err := readAllStats()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return clusterTicks(stats, pm), nil
+	return clusterTicks(stats, pm), clusterChildren(stats, pm), nil
+}
+
+// sessionNames returns the application_name of every session of the
+// cluster by the PID of its backend (pg_stat_activity): a bothy process
+// names its pool's sessions after its role ("bothy-api",
+// "bothy-worker").
+func (c *cluster) sessionNames(ctx context.Context) (map[int]string, error) {
+	names := map[int]string{}
+	err := c.with(ctx, "postgres", func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT pid, application_name FROM pg_stat_activity WHERE backend_type = 'client backend'`)
+		if err != nil {
+			return fmt.Errorf("reading the sessions: %w", err)
+		}
+		var pid int32
+		var name string
+		_, err = pgx.ForEachRow(rows, []any{&pid, &name}, func() error {
+			names[int(pid)] = name
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reading the sessions: %w", err)
+		}
+		return nil
+	})
+	return names, err
 }
 
 // statement is one row of pg_stat_statements for a scenario's database.

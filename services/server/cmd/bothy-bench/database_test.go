@@ -113,3 +113,21 @@ func TestAgeLogLeavesTheLogOfAServerThatRanForItsAge(t *testing.T) {
 		Scan(&cursor, &head))
 	require.Equal(t, head, cursor, "the webhooks consumer starts after the aged log")
 }
+
+// TestSessionNamesGiveEachBackendItsApplicationName: a session that names
+// itself is found under its backend's PID, as a bothy process's pool
+// sessions are under "bothy-api" or "bothy-worker".
+func TestSessionNamesGiveEachBackendItsApplicationName(t *testing.T) {
+	c := &cluster{adminURL: pgtest.AdminURL(t)}
+	cfg, err := pgx.ParseConfig(c.adminURL)
+	require.NoError(t, err)
+	cfg.RuntimeParams["application_name"] = "bothy-worker"
+	conn, err := pgx.ConnectConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.WithoutCancel(t.Context())) })
+	pid := int(conn.PgConn().PID())
+
+	names, err := c.sessionNames(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, "bothy-worker", names[pid])
+}

@@ -70,6 +70,43 @@ func clusterTicks(stats []procStat, postmaster int) uint64 {
 	return total
 }
 
+// clusterChildren returns the CPU ticks each living child of the
+// postmaster used itself, by PID: a backend's own time, which
+// sessionTicks gives to the application of its session.
+func clusterChildren(stats []procStat, postmaster int) map[int]uint64 {
+	out := map[int]uint64{}
+	for _, s := range stats {
+		if s.PPID == postmaster {
+			out[s.PID] = s.Self
+		}
+	}
+	return out
+}
+
+// sessionTicks returns the CPU ticks the backends used between two
+// snapshots of clusterChildren, before and after, summed by the
+// application_name of their sessions (names, by PID, from
+// pg_stat_activity after): a backend opened meanwhile counts from 0; one
+// closed meanwhile, or a child without a session (a background process),
+// counts for no name, so the cluster's total minus the names' is the
+// rest.
+func sessionTicks(before, after map[int]uint64, names map[int]string) map[string]uint64 {
+	out := map[string]uint64{}
+	for pid, name := range names {
+		end, alive := after[pid]
+		if !alive {
+			continue
+		}
+		start := before[pid]
+		if start > end {
+			// The PID was reused by a new backend.
+			start = 0
+		}
+		out[name] += end - start
+	}
+	return out
+}
+
 // parseHighWater returns VmHWM (the peak resident set) of a
 // /proc/<pid>/status text in bytes. It fails when the line is missing.
 func parseHighWater(status string) (uint64, error) {

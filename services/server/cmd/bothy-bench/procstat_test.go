@@ -55,3 +55,31 @@ func TestClusterCPUAddsThePostmasterAndItsChildrenOnly(t *testing.T) {
 	require.Equal(t, uint64(66), clusterTicks(stats, 100))
 	require.Equal(t, uint64(0), clusterTicks(stats, 999))
 }
+
+func TestSessionTicksAddEachRolesBackendsSinceTheStart(t *testing.T) {
+	t.Parallel()
+	before := map[int]uint64{101: 10, 102: 20, 103: 5, 104: 7, 107: 50}
+	after := map[int]uint64{101: 15, 102: 50, 105: 4, 106: 9, 104: 8, 107: 3}
+	roles := map[int]string{
+		101: "bothy-api",    // ran through the phase: 5
+		102: "bothy-worker", // ran through the phase: 30
+		105: "bothy-worker", // opened during the phase: all of its 4
+		106: "psql",         // another client, under its own name: 9
+		107: "bothy-api",    // a new backend under a PID used before: all of its 3
+		// 103 closed during the phase: its time went to the postmaster.
+		// 104 has no session (a background process): in no name's.
+	}
+	got := sessionTicks(before, after, roles)
+	require.Equal(t, map[string]uint64{"bothy-api": 8, "bothy-worker": 34, "psql": 9}, got)
+}
+
+func TestClusterChildrenAreThePostmastersLivingChildren(t *testing.T) {
+	t.Parallel()
+	stats := []procStat{
+		{PID: 100, PPID: 1, Self: 10, Children: 5},
+		{PID: 101, PPID: 100, Self: 20, Children: 3},
+		{PID: 102, PPID: 100, Self: 30},
+		{PID: 201, PPID: 200, Self: 1000},
+	}
+	require.Equal(t, map[int]uint64{101: 20, 102: 30}, clusterChildren(stats, 100))
+}

@@ -76,6 +76,7 @@ func writeResult(o options, r result) {
 	}
 	fmt.Fprintf(w, "  cpu/delivery  bothy api %s, worker %s, postgres %s (the benchmark itself %s)\n",
 		perDelivery(r.CPUAPI, r.Delivered), perDelivery(r.CPUWorkers, r.Delivered), perDelivery(r.CPUPostgres, r.Delivered), perDelivery(r.CPUBench, r.Delivered))
+	writePostgresCPU(w, r)
 	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
 	fmt.Fprintf(w, "  worker rss    peak %.1f MiB\n", float64(r.WorkerRSS)/(1<<20))
 	writeWAL(w, r.WAL, r.Delivered)
@@ -195,6 +196,30 @@ func perSecond(n int, d time.Duration) string {
 	}
 	return fmt.Sprintf("%.1f", float64(n)/d.Seconds())
 }
+
+// writePostgresCPU writes how PostgreSQL's CPU per delivery splits
+// between the sessions of the api process and those of the workers (by
+// their application_name), and the rest: the background processes, the
+// sessions of other clients and those closed during the phase, whose
+// backends' time the postmaster took over. It writes nothing without a
+// delivery or without the sessions.
+func writePostgresCPU(w io.Writer, r result) {
+	if r.Delivered == 0 || r.CPUPostgresSessions == nil {
+		return
+	}
+	api, workers := r.CPUPostgresSessions[apiSessions], r.CPUPostgresSessions[workerSessions]
+	rest := max(r.CPUPostgres-api-workers, 0)
+	fmt.Fprintf(w, "  postgres cpu  per delivery: the api's sessions %s, the workers' sessions %s, the rest %s (background processes, other and closed sessions)\n",
+		perDelivery(api, r.Delivered), perDelivery(workers, r.Delivered), perDelivery(rest, r.Delivered))
+}
+
+// apiSessions and workerSessions are the application_name of the
+// sessions of the api and worker processes (wire.Process names its pool
+// "bothy-" and its role).
+const (
+	apiSessions    = "bothy-api"
+	workerSessions = "bothy-worker"
+)
 
 // perDelivery renders cpu divided by n deliveries in milliseconds.
 func perDelivery(cpu time.Duration, n int) string {

@@ -68,3 +68,14 @@ func TestWriteBySecondGivesTheMedianAndWorstP99OfTheSeconds(t *testing.T) {
 	writeBySecond(&b, nil)
 	require.Empty(t, b.String())
 }
+
+func TestWritePostgresCPUSplitsItBetweenTheSessionsOfTheApiAndTheWorkers(t *testing.T) {
+	var b strings.Builder
+	writePostgresCPU(&b, result{Delivered: 2000, CPUPostgres: 1400 * time.Millisecond,
+		CPUPostgresSessions: map[string]time.Duration{"bothy-api": 520 * time.Millisecond, "bothy-worker": 860 * time.Millisecond, "psql": 10 * time.Millisecond}})
+	require.Equal(t, "  postgres cpu  per delivery: the api's sessions 0.26 ms, the workers' sessions 0.43 ms, the rest 0.01 ms (background processes, other and closed sessions)\n", b.String())
+
+	b.Reset()
+	writePostgresCPU(&b, result{CPUPostgres: time.Second})
+	require.Empty(t, b.String(), "nothing per delivery without a delivery")
+}

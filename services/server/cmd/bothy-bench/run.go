@@ -81,6 +81,10 @@ type result struct {
 	TimedOut bool
 	// CPU per part over the measured phase.
 	CPUAPI, CPUWorkers, CPUPostgres, CPUBench time.Duration
+	// CPUPostgresSessions is the part of CPUPostgres that the backends of
+	// living sessions used, by the sessions' application_name
+	// (sessionTicks); nil when the sessions could not be read.
+	CPUPostgresSessions map[string]time.Duration
 	// WorkerRSS is the largest peak resident set of a worker process.
 	WorkerRSS  uint64
 	Statements []statement
@@ -261,6 +265,13 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	}
 	res.CPUPostgres = ticksToDuration(cpu1.postgres - cpu0.postgres)
 	res.CPUBench = ticksToDuration(cpu1.bench - cpu0.bench)
+	// The processes still run, so their sessions are still open.
+	if names, err := b.pg.sessionNames(context.WithoutCancel(ctx)); err == nil {
+		res.CPUPostgresSessions = map[string]time.Duration{}
+		for name, ticks := range sessionTicks(cpu0.backends, cpu1.backends, names) {
+			res.CPUPostgresSessions[name] = ticksToDuration(ticks)
+		}
+	}
 	// The run's -timeout may have ended the wait: what arrived is still
 	// measured.
 	if res.Statements, err = b.pg.readStatements(context.WithoutCancel(ctx), db); err != nil {
@@ -537,6 +548,8 @@ func (b *bench) waitDelivered(ctx context.Context, expected int, procs []*bothyP
 type cpuSnapshot struct {
 	procs    map[*bothyProc]uint64
 	postgres uint64
+	// backends is each living child's of the postmaster, by PID.
+	backends map[int]uint64
 	bench    uint64
 }
 
@@ -547,7 +560,7 @@ func (b *bench) snapshotCPU(procs []*bothyProc) cpuSnapshot {
 	for _, p := range procs {
 		s.procs[p] = p.cpu()
 	}
-	s.postgres, _ = b.pg.cpu()
+	s.postgres, s.backends, _ = b.pg.cpu()
 	if self, err := readStat(os.Getpid()); err == nil {
 		s.bench = self.Self
 	}
