@@ -181,6 +181,47 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 		require.Equal(t, 1, b.recv.peakInFlight())
 	})
 
+	t.Run("a row made while its subscription's attempt is out is sent without the wake-up", func(t *testing.T) {
+		t.Parallel()
+		// Two subscriptions whose receiver answers after 20 ms, and a
+		// round after every post, 5 to 35 ms apart, so rounds end at every
+		// moment of a run: while its attempt is out, while its record
+		// ends it (D-M2-26-83), after it ended. A run's lease wake-up is a
+		// minute away (webhook.chain_max_duration), beyond the test's
+		// wait: a row no run or job read would miss the wait.
+		b := world(t, options{change: func(o *app.DeliveryOptions) { fast(o); o.ChainMaxDuration = time.Minute }})
+		subs := map[string]ids.ID{"/hooks/bothy": b.sub, "/hooks/b": b.createAt(t, "/hooks/b")}
+		b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(20 * time.Millisecond)
+			w.WriteHeader(http.StatusNoContent)
+		})
+		const messages = 40
+		for i := range messages {
+			b.postAndRound(t, fmt.Sprintf("message %d", i))
+			time.Sleep(time.Duration(5+(i*7)%31) * time.Millisecond)
+		}
+		eventually(t, "every delivery succeeded", func() bool {
+			for _, sub := range subs {
+				if len(b.deliveries(t, sub)) != messages || !b.succeeded(t, sub) {
+					return false
+				}
+			}
+			return true
+		})
+		for path, sub := range subs {
+			var got, want []string
+			for _, r := range b.recv.requests() {
+				if r.path == path {
+					got = append(got, r.id)
+				}
+			}
+			for _, r := range b.deliveries(t, sub) {
+				want = append(want, r.EventID.String())
+			}
+			require.Equal(t, want, got, "%s: every event once, in order", path)
+		}
+	})
+
 	t.Run("subscriptions served together keep their own order", func(t *testing.T) {
 		t.Parallel()
 		// Five subscriptions, two to a round's job (ADR 0089): each
