@@ -56,11 +56,11 @@ func TestClusterCPUAddsThePostmasterAndItsChildrenOnly(t *testing.T) {
 	require.Equal(t, uint64(0), clusterTicks(stats, 999))
 }
 
-func TestSessionTicksAddEachRolesBackendsSinceTheStart(t *testing.T) {
+func TestSessionTicksAddTheBackendsOfEachNameSinceTheStart(t *testing.T) {
 	t.Parallel()
 	before := map[int]uint64{101: 10, 102: 20, 103: 5, 104: 7, 107: 50}
 	after := map[int]uint64{101: 15, 102: 50, 105: 4, 106: 9, 104: 8, 107: 3}
-	roles := map[int]string{
+	names := map[int]string{
 		101: "bothy-api",    // ran through the phase: 5
 		102: "bothy-worker", // ran through the phase: 30
 		105: "bothy-worker", // opened during the phase: all of its 4
@@ -69,7 +69,7 @@ func TestSessionTicksAddEachRolesBackendsSinceTheStart(t *testing.T) {
 		// 103 closed during the phase: its time went to the postmaster.
 		// 104 has no session (a background process): in no name's.
 	}
-	got := sessionTicks(before, after, roles)
+	got := sessionTicks(before, after, names)
 	require.Equal(t, map[string]uint64{"bothy-api": 8, "bothy-worker": 34, "psql": 9}, got)
 }
 

@@ -202,7 +202,7 @@ func perSecond(n int, d time.Duration) string {
 // their application_name), and the rest: the background processes, the
 // sessions of other clients and those closed during the phase, whose
 // backends' time the postmaster took over. It writes nothing without a
-// delivery or without the sessions.
+// delivery or without the split (a result the phase did not reach).
 func writePostgresCPU(w io.Writer, r result) {
 	if r.Delivered == 0 || r.CPUPostgresSessions == nil {
 		return

@@ -83,7 +83,7 @@ type result struct {
 	CPUAPI, CPUWorkers, CPUPostgres, CPUBench time.Duration
 	// CPUPostgresSessions is the part of CPUPostgres that the backends of
 	// living sessions used, by the sessions' application_name
-	// (sessionTicks); nil when the sessions could not be read.
+	// (sessionTicks).
 	CPUPostgresSessions map[string]time.Duration
 	// WorkerRSS is the largest peak resident set of a worker process.
 	WorkerRSS  uint64
@@ -266,11 +266,13 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	res.CPUPostgres = ticksToDuration(cpu1.postgres - cpu0.postgres)
 	res.CPUBench = ticksToDuration(cpu1.bench - cpu0.bench)
 	// The processes still run, so their sessions are still open.
-	if names, err := b.pg.sessionNames(context.WithoutCancel(ctx)); err == nil {
-		res.CPUPostgresSessions = map[string]time.Duration{}
-		for name, ticks := range sessionTicks(cpu0.backends, cpu1.backends, names) {
-			res.CPUPostgresSessions[name] = ticksToDuration(ticks)
-		}
+	names, err := b.pg.sessionNames(context.WithoutCancel(ctx))
+	if err != nil {
+		return res, err
+	}
+	res.CPUPostgresSessions = map[string]time.Duration{}
+	for name, ticks := range sessionTicks(cpu0.backends, cpu1.backends, names) {
+		res.CPUPostgresSessions[name] = ticksToDuration(ticks)
 	}
 	// The run's -timeout may have ended the wait: what arrived is still
 	// measured.
