@@ -644,6 +644,17 @@ func (rv *receiver) requests() []received {
 	return append([]received(nil), rv.got...)
 }
 
+// idsByPath returns the webhook-id of every request that arrived so far,
+// in the order they arrived, by the path they were sent to (one path per
+// subscription of a test).
+func (rv *receiver) idsByPath() map[string][]string {
+	out := map[string][]string{}
+	for _, r := range rv.requests() {
+		out[r.path] = append(out[r.path], r.id)
+	}
+	return out
+}
+
 // wait blocks until n requests arrived in total, failing the test after a
 // generous deadline.
 func (rv *receiver) wait(t testing.TB, n int) []received {

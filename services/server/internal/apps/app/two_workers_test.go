@@ -208,17 +208,13 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 			}
 			return true
 		})
+		got := b.recv.idsByPath()
 		for path, sub := range subs {
-			var got, want []string
-			for _, r := range b.recv.requests() {
-				if r.path == path {
-					got = append(got, r.id)
-				}
-			}
+			var want []string
 			for _, r := range b.deliveries(t, sub) {
 				want = append(want, r.EventID.String())
 			}
-			require.Equal(t, want, got, "%s: every event once, in order", path)
+			require.Equal(t, want, got[path], "%s: every event once, in order", path)
 		}
 	})
 
@@ -268,10 +264,7 @@ func TestDeliveryThroughTwoWorkers(t *testing.T) {
 		})
 		require.True(t, store.failed.Load(), "a record failed after its send")
 		events := b.deliveries(t, b.sub)
-		byPath := map[string][]string{}
-		for _, r := range b.recv.requests() {
-			byPath[r.path] = append(byPath[r.path], r.id)
-		}
+		byPath := b.recv.idsByPath()
 		place := map[string]int{}
 		for i, r := range events {
 			place[r.EventID.String()] = i
