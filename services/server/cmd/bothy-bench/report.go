@@ -77,6 +77,7 @@ func writeResult(o options, r result) {
 	fmt.Fprintf(w, "  cpu/delivery  bothy api %s, worker %s, postgres %s (the benchmark itself %s)\n",
 		perDelivery(r.CPUAPI, r.Delivered), perDelivery(r.CPUWorkers, r.Delivered), perDelivery(r.CPUPostgres, r.Delivered), perDelivery(r.CPUBench, r.Delivered))
 	writePostgresCPU(w, r)
+	writeRelativeCPU(w, r)
 	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
 	fmt.Fprintf(w, "  worker rss    peak %.1f MiB\n", float64(r.WorkerRSS)/(1<<20))
 	writeWAL(w, r.WAL, r.Delivered)
@@ -168,25 +169,49 @@ func writeSummary(w io.Writer, results []result, took time.Duration) {
 			strings.TrimSuffix(perDelivery(r.CPUAPI+r.CPUWorkers, r.Delivered), " ms"),
 			strings.TrimSuffix(perDelivery(r.CPUPostgres, r.Delivered), " ms"))
 	}
-	if ratio, ok := hangRatio(results); ok {
-		fmt.Fprintf(w, "\nhang: the subscriptions that answer at once reached %.0f%% of the fleet's deliveries/s\n", ratio*100)
+	if share, ok := hangShares(results); ok {
+		fmt.Fprintf(w, "\nhang: the subscriptions that answer at once reached %.0f%% of the fleet's deliveries/s", share.raw*100)
+		if share.atSpeedKnown {
+			fmt.Fprintf(w, ", %.0f%% at the speed the machine had in each run (deliveries/s times the benchmark's own CPU per delivery)", share.atSpeed*100)
+		}
+		fmt.Fprintln(w)
 	}
 }
 
-// hangRatio returns the deliveries/s of the hang scenario divided by the
-// fleet's, when both ran: what a hanging receiver costs the others.
-func hangRatio(results []result) (float64, bool) {
+// hangShare is what a hanging receiver costs the others: the hang
+// scenario's deliveries/s as a share of the fleet's, as measured (raw)
+// and at the speed the machine had in each run (atSpeed, when both runs
+// know the benchmark's own CPU).
+type hangShare struct {
+	raw, atSpeed float64
+	atSpeedKnown bool
+}
+
+// hangShares returns the hang scenario's share of the fleet's deliveries/s
+// when both ran. The share at each run's speed multiplies each run's
+// deliveries/s by the benchmark's own CPU per delivery, whose work per
+// delivery is fixed (one post, one receipt), so a machine that ran one
+// scenario slower than the other (the same build's fleet varies by a
+// fifth from one run to the next on this machine, docs/benchmarks.md)
+// leaves it as it is (D-BE-14).
+func hangShares(results []result) (hangShare, bool) {
 	rate := map[string]float64{}
+	benchPerDelivery := map[string]float64{}
 	for _, r := range results {
-		if span := r.LastArrival.Sub(r.DeliverFrom); span > 0 {
+		if span := r.LastArrival.Sub(r.DeliverFrom); span > 0 && r.Delivered > 0 {
 			rate[r.Shape.Name] = float64(r.Delivered) / span.Seconds()
+			benchPerDelivery[r.Shape.Name] = r.CPUBench.Seconds() / float64(r.Delivered)
 		}
 	}
 	fleet, hang := rate["fleet"], rate["hang"]
 	if fleet == 0 || hang == 0 {
-		return 0, false
+		return hangShare{}, false
 	}
-	return hang / fleet, true
+	share := hangShare{raw: hang / fleet}
+	if bf, bh := benchPerDelivery["fleet"], benchPerDelivery["hang"]; bf > 0 && bh > 0 {
+		share.atSpeed, share.atSpeedKnown = hang*bh/(fleet*bf), true
+	}
+	return share, true
 }
 
 // perSecond renders n per d as a rate; "-" when d is not positive.
@@ -211,6 +236,22 @@ func writePostgresCPU(w io.Writer, r result) {
 	rest := max(r.CPUPostgres-api-workers, 0)
 	fmt.Fprintf(w, "  postgres cpu  per delivery: the api's sessions %s, the workers' sessions %s, the rest %s (background processes, other and closed sessions)\n",
 		perDelivery(api, r.Delivered), perDelivery(workers, r.Delivered), perDelivery(rest, r.Delivered))
+}
+
+// writeRelativeCPU writes the CPU of bothy and PostgreSQL per delivery
+// as a multiple of the benchmark's own (its load generator and receiver).
+// The benchmark does the same work per delivery in every run of a
+// scenario (one post, or a share of one, and one receipt), so its CPU per
+// delivery moves with the machine's speed, and the multiple keeps what
+// the processes under test cost with the machine's speed left out: two
+// builds compare on it in fewer runs than on deliveries/s (D-BE-14). It
+// writes nothing without a delivery or without the benchmark's CPU.
+func writeRelativeCPU(w io.Writer, r result) {
+	if r.Delivered == 0 || r.CPUBench <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "  relative cpu  bothy and postgres %.2f times the benchmark's own CPU per delivery (its work per delivery is fixed, so the machine's speed drops out)\n",
+		float64(r.CPUAPI+r.CPUWorkers+r.CPUPostgres)/float64(r.CPUBench))
 }
 
 // apiSessions and workerSessions are the application_name of the

@@ -79,3 +79,32 @@ func TestWritePostgresCPUSplitsItBetweenTheSessionsOfTheApiAndTheWorkers(t *test
 	writePostgresCPU(&b, result{CPUPostgres: time.Second})
 	require.Empty(t, b.String(), "nothing per delivery without a delivery")
 }
+
+func TestWriteRelativeCPUDividesBothyAndPostgresByTheBenchmarksOwn(t *testing.T) {
+	var b strings.Builder
+	writeRelativeCPU(&b, result{Delivered: 1000, CPUAPI: 250 * time.Millisecond, CPUWorkers: 300 * time.Millisecond,
+		CPUPostgres: 650 * time.Millisecond, CPUBench: 160 * time.Millisecond})
+	require.Equal(t, "  relative cpu  bothy and postgres 7.50 times the benchmark's own CPU per delivery (its work per delivery is fixed, so the machine's speed drops out)\n", b.String())
+
+	b.Reset()
+	writeRelativeCPU(&b, result{Delivered: 1000, CPUAPI: time.Second})
+	require.Empty(t, b.String(), "nothing without the benchmark's CPU")
+	writeRelativeCPU(&b, result{CPUBench: time.Second})
+	require.Empty(t, b.String(), "nothing without a delivery")
+}
+
+func TestWriteSummaryGivesTheHangShareAlsoAtEachRunsSpeed(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	res := func(name string, delivered int, benchCPU time.Duration) result {
+		return result{Shape: shape{Name: name}, Posted: delivered, Expected: delivered, Delivered: delivered,
+			DeliverFrom: t0, LastArrival: t0.Add(10 * time.Second), CPUBench: benchCPU}
+	}
+	var b strings.Builder
+	writeSummary(&b, []result{res("fleet", 1000, time.Second), res("hang", 900, 1080*time.Millisecond)}, time.Minute)
+	require.Contains(t, b.String(), "\nhang: the subscriptions that answer at once reached 90% of the fleet's deliveries/s, "+
+		"108% at the speed the machine had in each run (deliveries/s times the benchmark's own CPU per delivery)\n")
+
+	b.Reset()
+	writeSummary(&b, []result{res("fleet", 1000, 0), res("hang", 900, time.Second)}, time.Minute)
+	require.Contains(t, b.String(), "\nhang: the subscriptions that answer at once reached 90% of the fleet's deliveries/s\n")
+}

@@ -92,16 +92,28 @@ func TestTallyReportsWhetherAnArrivalWasNew(t *testing.T) {
 	require.Equal(t, 1, ta.violations)
 }
 
-func TestHangRatioComparesTheHangScenarioWithTheFleet(t *testing.T) {
+func TestHangSharesCompareTheHangScenarioWithTheFleetAlsoAtEachRunsSpeed(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)
-	res := func(name string, delivered int, seconds int) result {
-		return result{Shape: shape{Name: name}, Delivered: delivered, DeliverFrom: t0, LastArrival: t0.Add(time.Duration(seconds) * time.Second)}
+	res := func(name string, delivered int, seconds int, benchCPU time.Duration) result {
+		return result{Shape: shape{Name: name}, Delivered: delivered, DeliverFrom: t0,
+			LastArrival: t0.Add(time.Duration(seconds) * time.Second), CPUBench: benchCPU}
 	}
-	got, ok := hangRatio([]result{res("fleet", 1000, 10), res("hang", 900, 10)})
+	// The hang run delivered 10 % less, on a machine whose own work per
+	// delivery (the benchmark's) took 20 % longer: at each run's speed it
+	// did 8 % more.
+	got, ok := hangShares([]result{res("fleet", 1000, 10, 1000*time.Millisecond), res("hang", 900, 10, 1080*time.Millisecond)})
 	require.True(t, ok)
-	require.InDelta(t, 0.9, got, 1e-9)
-	_, ok = hangRatio([]result{res("hang", 900, 10)})
+	require.InDelta(t, 0.9, got.raw, 1e-9)
+	require.InDelta(t, 1.08, got.atSpeed, 1e-9, "deliveries/s times the benchmark's own CPU per delivery")
+	require.True(t, got.atSpeedKnown)
+
+	got, ok = hangShares([]result{res("fleet", 1000, 10, 0), res("hang", 900, 10, time.Second)})
+	require.True(t, ok)
+	require.InDelta(t, 0.9, got.raw, 1e-9)
+	require.False(t, got.atSpeedKnown, "without the benchmark's CPU of both runs there is no speed to compare at")
+
+	_, ok = hangShares([]result{res("hang", 900, 10, time.Second)})
 	require.False(t, ok, "without the fleet there is nothing to compare")
 }
 
