@@ -43,6 +43,13 @@ type DeliveryStore interface {
 	// already has a row for the event or no longer exists. It returns the
 	// ids of the rows it created, never nil.
 	InsertDeliveries(ctx context.Context, rows []NewDelivery, now time.Time) (map[ids.ID]bool, error)
+	// LockLeased returns, in the order of their ids, the subscriptions of
+	// subs whose lease is in force at now and whose rows it could lock
+	// FOR SHARE without waiting, holding those locks until the unit of
+	// work ends (ADR 0106); never nil. A record of a subscription locks
+	// its row for update before it reads the next heads, so the lease's
+	// holder reads every row the unit of work created.
+	LockLeased(ctx context.Context, subs []ids.ID, now time.Time) ([]ids.ID, error)
 	// LockDeliveryTargets returns the app subscriptions of subs with their
 	// installations and app principals, taking their row locks (FOR NO KEY
 	// UPDATE) in the order of their ids until the unit of work ends, each

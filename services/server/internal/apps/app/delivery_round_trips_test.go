@@ -13,7 +13,6 @@ import (
 
 	"bothy/server/internal/apps"
 	"bothy/server/internal/apps/app"
-	"bothy/server/internal/apps/webhookstest"
 	"bothy/server/internal/instance"
 	"bothy/server/internal/kernel/ids"
 )
@@ -173,8 +172,10 @@ func TestDeliveryRunClaimsAgainAfterAClaimThatCommittedNothing(t *testing.T) {
 // TestDeliveryRunGoesOnWithAHeadThatCameDuringItsLastAttempt (D-M2-26-67):
 // a head a round created while the run's last pending attempt was out is
 // delivered by the same run, whose record of that attempt found it
-// pending. The run's one lease wake-up covers all three claims (ADR 0067)
-// and stays for later runs (ADR 0087).
+// pending, after the other two. The round found the lease in force and
+// started no job (ADR 0106: a job would find the lease and do nothing).
+// The run's one lease wake-up covers all three claims (ADR 0067) and
+// stays for later runs (ADR 0087).
 func TestDeliveryRunGoesOnWithAHeadThatCameDuringItsLastAttempt(t *testing.T) {
 	t.Parallel()
 	b, c := twoHeadsTraced(t, options{})
@@ -191,13 +192,16 @@ func TestDeliveryRunGoesOnWithAHeadThatCameDuringItsLastAttempt(t *testing.T) {
 	b.deliver(t, b.sub)
 	got := b.recv.wait(t, 3)
 	require.Len(t, got, 3, "the run delivered the head that came during its last attempt")
-	require.Equal(t, append(rounds, webhookstest.AtOnce, wakeUp), b.w.Scheduled(t, b.sub),
-		"the rounds' jobs, the job of Sam's round, and the run's one wake-up")
+	require.Equal(t, append(rounds, wakeUp), b.w.Scheduled(t, b.sub),
+		"the rounds' jobs before, the run's one wake-up, and no job of Sam's round")
+	require.Equal(t, 1, c.count("WebhookSubscriptionLockLeased"), "Sam's round asked for the lease")
 	require.Equal(t, 2, c.count("WebhookSubscriptionLockDeliveryTargets"),
 		"the record that was to end the run went with its COMMIT (D-M2-26-86), and the run claims the head it found in a fresh step")
 	for _, r := range b.deliveries(t, b.sub) {
 		require.Equal(t, "succeeded", r.Status, "seq %d", r.EventSeq)
 	}
+	require.Less(t, seqOf(t, got[0]), seqOf(t, got[1]))
+	require.Less(t, seqOf(t, got[1]), seqOf(t, got[2]))
 }
 
 // countingState counts the reads of the instance record.

@@ -246,18 +246,52 @@ func (s *Deliveries) EndRound(ctx context.Context) error {
 	if err := write(from, len(evs)); err != nil {
 		return err
 	}
-	var due []ids.ID
+	var due, open []ids.ID
 	for _, id := range got {
-		if r.states[id] == apps.SubscriptionActive {
-			due = append(due, id)
-		} else {
+		if r.states[id] != apps.SubscriptionActive {
 			delete(reads, id)
+			continue
 		}
+		due = append(due, id)
+		if _, fresh := reads[id]; !fresh {
+			open = append(open, id)
+		}
+	}
+	due, err = s.leaveToLeaseHolders(ctx, due, open, now)
+	if err != nil {
+		return err
 	}
 	// Kept before the jobs start in this process, which is after the
 	// commit too.
 	txn.AfterCommit(ctx, func() { s.firstReads.keep(reads, s.opts.BatchMaxDeliveries) })
 	return s.scheduler.StartGroups(ctx, s.runGroups(due), now)
+}
+
+// leaveToLeaseHolders returns due without the subscriptions the round
+// leaves to the holders of their leases (ADR 0106). Only a subscription
+// of open, those that had open rows before the round, can hold a lease.
+// One whose lease is in force at now and whose row the round locks in
+// share mode without waiting (DeliveryStore.LockLeased) has an attempt in
+// flight whose record has not begun: that record locks the row for update
+// before it reads the next heads (D-M2-26-83), so it waits for the
+// round's commit and reads the round's rows, and its run claims them or
+// leaves a job for them. A job started now would find the lease in force
+// and do nothing (claim). A holder that never records (its worker
+// stopped) leaves its rows to its run's lease wake-up (ADR 0067), as it
+// did that job's.
+func (s *Deliveries) leaveToLeaseHolders(ctx context.Context, due, open []ids.ID, now time.Time) ([]ids.ID, error) {
+	if len(open) == 0 {
+		return due, nil
+	}
+	leased, err := s.store.LockLeased(ctx, open, now)
+	if err != nil || len(leased) == 0 {
+		return due, err
+	}
+	left := make(map[ids.ID]bool, len(leased))
+	for _, id := range leased {
+		left[id] = true
+	}
+	return slices.DeleteFunc(due, func(id ids.ID) bool { return left[id] }), nil
 }
 
 // writeRows writes rows, routed in seq order, with one insert, and then

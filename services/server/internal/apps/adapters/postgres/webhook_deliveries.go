@@ -119,6 +119,22 @@ func (s *DeliveryStore) InsertDeliveries(ctx context.Context, rows []app.NewDeli
 	return out, nil
 }
 
+// LockLeased implements app.DeliveryStore with one statement (ADR 0106).
+func (s *DeliveryStore) LockLeased(ctx context.Context, subs []ids.ID, now time.Time) ([]ids.ID, error) {
+	q, err := s.locked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	leased, err := q.WebhookSubscriptionLockLeased(ctx, db.WebhookSubscriptionLockLeasedParams{Ids: subs, Now: now})
+	if err != nil {
+		return nil, errs.Wrap(err, "apps: locking the leased webhook subscriptions failed")
+	}
+	if leased == nil {
+		leased = []ids.ID{}
+	}
+	return leased, nil
+}
+
 const maxInt32 = 1<<31 - 1
 
 // LockDeliveryTargets implements app.DeliveryStore with one statement for

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"bothy/server/internal/apps"
@@ -782,4 +783,57 @@ func TestRecordReadsTheRowsCommittedWhileItWaitedForItsLock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the record did not end")
 	}
+}
+
+// TestLockLeasedLocksTheSubscriptionsWhoseLeaseHoldsAndNoOneLocks (ADR
+// 0106): a consumer round leaves a subscription to its lease's holder only
+// when the lease is in force at the round's time and the round holds the
+// subscription's row in share mode until it commits, so the holder's
+// record, which locks the row for update first, reads the round's rows. A
+// subscription whose row another transaction locks (a record under way)
+// is not waited for and not returned; nor is one whose lease has ended
+// or that has none.
+func TestLockLeasedLocksTheSubscriptionsWhoseLeaseHoldsAndNoOneLocks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	s := postgres.NewDeliveryStore(b.db.App)
+	inst := b.install(t, b.app(t, "Tracker"))
+	held := b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	ended := b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	none := b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	recording := b.subscriptionIn(t, inst, apps.SubscriptionActive)
+	lease := func(sub ids.ID, until time.Time) {
+		_, err := b.db.App.Exec(ctx, `UPDATE webhook_subscriptions SET lease_delivery_id = $2, lease_until = $3 WHERE id = $1`,
+			sub, ids.New(), until)
+		require.NoError(t, err)
+	}
+	lease(held, start.Add(time.Minute))
+	lease(ended, start)
+	lease(recording, start.Add(time.Minute))
+
+	_, err := s.LockLeased(ctx, []ids.ID{held}, start)
+	require.Equal(t, errs.CodeInternal, errs.CodeOf(err), "a row lock needs a unit of work")
+
+	holder, err := b.db.Owner.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, `SELECT 1 FROM webhook_subscriptions WHERE id = $1 FOR NO KEY UPDATE`, recording)
+	require.NoError(t, err)
+
+	lockForRecord := func(sub ids.ID) error {
+		_, err := b.db.Owner.Exec(ctx, `SELECT 1 FROM webhook_subscriptions WHERE id = $1 FOR NO KEY UPDATE NOWAIT`, sub)
+		return err
+	}
+	require.NoError(t, b.uow.Do(ctx, func(ctx context.Context) error {
+		got, err := s.LockLeased(ctx, []ids.ID{recording, none, ended, held}, start)
+		require.NoError(t, err)
+		require.Equal(t, []ids.ID{held}, got, "only the lease in force that no one else locks")
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, lockForRecord(held), &pgErr, "the holder's record waits for the round's commit")
+		require.Equal(t, "55P03", pgErr.Code)
+		require.NoError(t, lockForRecord(none), "a subscription the round leaves to a job stays free")
+		return nil
+	}))
+	require.NoError(t, lockForRecord(held), "free again after the commit")
 }

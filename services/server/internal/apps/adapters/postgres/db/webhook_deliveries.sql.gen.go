@@ -795,6 +795,45 @@ func (q *Queries) WebhookSubscriptionLockForRecord(ctx context.Context, argIds [
 	return err
 }
 
+const webhookSubscriptionLockLeased = `-- name: WebhookSubscriptionLockLeased :many
+SELECT id FROM webhook_subscriptions
+WHERE id = ANY($1::uuid[]) AND lease_delivery_id IS NOT NULL AND lease_until > $2::timestamptz
+ORDER BY id
+FOR SHARE SKIP LOCKED
+`
+
+type WebhookSubscriptionLockLeasedParams struct {
+	Ids []ids.ID
+	Now time.Time
+}
+
+// The subscriptions of @ids whose lease is in force at @now, each locked
+// FOR SHARE until the consumer round's transaction ends, in the order of
+// their ids (ADR 0106). FOR SHARE conflicts with the FOR NO KEY UPDATE
+// every record takes before it reads the next heads (D-M2-26-83), so the
+// lease's holder reads the round's rows; SKIP LOCKED leaves out, without
+// waiting, a subscription another transaction holds so (a record or a
+// claim under way), which then gets its job as before.
+func (q *Queries) WebhookSubscriptionLockLeased(ctx context.Context, arg WebhookSubscriptionLockLeasedParams) ([]ids.ID, error) {
+	rows, err := q.db.Query(ctx, webhookSubscriptionLockLeased, arg.Ids, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ids.ID{}
+	for rows.Next() {
+		var id ids.ID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const webhookSubscriptionLockLive = `-- name: WebhookSubscriptionLockLive :many
 SELECT s.id, s.state, i.app_id
 FROM webhook_subscriptions s

@@ -316,6 +316,19 @@ CROSS JOIN LATERAL (
 ) nxt
 ORDER BY t.id;
 
+-- name: WebhookSubscriptionLockLeased :many
+-- The subscriptions of @ids whose lease is in force at @now, each locked
+-- FOR SHARE until the consumer round's transaction ends, in the order of
+-- their ids (ADR 0106). FOR SHARE conflicts with the FOR NO KEY UPDATE
+-- every record takes before it reads the next heads (D-M2-26-83), so the
+-- lease's holder reads the round's rows; SKIP LOCKED leaves out, without
+-- waiting, a subscription another transaction holds so (a record or a
+-- claim under way), which then gets its job as before.
+SELECT id FROM webhook_subscriptions
+WHERE id = ANY(@ids::uuid[]) AND lease_delivery_id IS NOT NULL AND lease_until > @now::timestamptz
+ORDER BY id
+FOR SHARE SKIP LOCKED;
+
 -- name: WebhookSubscriptionLockForRecord :exec
 -- Locks the subscriptions @ids as the records take them (FOR NO KEY
 -- UPDATE, in the order of the ids), in a statement of its own sent right
