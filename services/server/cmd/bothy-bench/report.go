@@ -153,21 +153,25 @@ func writeStatements(w io.Writer, stmts []statement, delivered, top, width int) 
 // docs/benchmarks.md.
 func writeSummary(w io.Writer, results []result, took time.Duration) {
 	fmt.Fprintf(w, "\nsummary (%s in all)\n\n", round(took))
-	fmt.Fprintln(w, "| scenario | messages | deliveries | ingest/s | deliveries/s | p50 | p90 | p99 | max | order violations | duplicates | bothy CPU ms/delivery | PostgreSQL CPU ms/delivery |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| scenario | messages | deliveries | ingest/s | deliveries/s | p50 | p90 | p99 | max | order violations | duplicates | bothy CPU ms/delivery | PostgreSQL CPU ms/delivery | relative CPU |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
 		l := r.Latency
 		delivered := fmt.Sprintf("%d of %d", r.Delivered, r.Expected)
 		if r.TimedOut {
 			delivered += " (incomplete)"
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s |\n",
+		relative := "-"
+		if m, ok := relativeCPU(r); ok {
+			relative = fmt.Sprintf("%.2f", m)
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
 			r.Shape.Name, r.Posted, delivered, perSecond(r.Posted, r.PostEnd.Sub(r.PostStart)),
 			perSecond(r.Delivered, r.LastArrival.Sub(r.DeliverFrom)),
 			round(l.percentile(50)), round(l.percentile(90)), round(l.percentile(99)), round(l.max()),
 			r.Violations, r.Duplicates,
 			strings.TrimSuffix(perDelivery(r.CPUAPI+r.CPUWorkers, r.Delivered), " ms"),
-			strings.TrimSuffix(perDelivery(r.CPUPostgres, r.Delivered), " ms"))
+			strings.TrimSuffix(perDelivery(r.CPUPostgres, r.Delivered), " ms"), relative)
 	}
 	if share, ok := hangShares(results); ok {
 		fmt.Fprintf(w, "\nhang: the subscriptions that answer at once reached %.0f%% of the fleet's deliveries/s", share.raw*100)
@@ -247,11 +251,19 @@ func writePostgresCPU(w io.Writer, r result) {
 // builds compare on it in fewer runs than on deliveries/s (D-BE-14). It
 // writes nothing without a delivery or without the benchmark's CPU.
 func writeRelativeCPU(w io.Writer, r result) {
-	if r.Delivered == 0 || r.CPUBench <= 0 {
-		return
+	if m, ok := relativeCPU(r); ok {
+		fmt.Fprintf(w, "  relative cpu  bothy and postgres %.2f times the benchmark's own CPU per delivery (its work per delivery is fixed, so the machine's speed drops out)\n", m)
 	}
-	fmt.Fprintf(w, "  relative cpu  bothy and postgres %.2f times the benchmark's own CPU per delivery (its work per delivery is fixed, so the machine's speed drops out)\n",
-		float64(r.CPUAPI+r.CPUWorkers+r.CPUPostgres)/float64(r.CPUBench))
+}
+
+// relativeCPU returns the CPU of bothy (api and workers) and PostgreSQL
+// over the phase divided by the benchmark's own (writeRelativeCPU), and
+// false without a delivery or without the benchmark's CPU.
+func relativeCPU(r result) (float64, bool) {
+	if r.Delivered == 0 || r.CPUBench <= 0 {
+		return 0, false
+	}
+	return float64(r.CPUAPI+r.CPUWorkers+r.CPUPostgres) / float64(r.CPUBench), true
 }
 
 // apiSessions and workerSessions are the application_name of the

@@ -100,11 +100,17 @@ func TestWriteSummaryGivesTheHangShareAlsoAtEachRunsSpeed(t *testing.T) {
 			DeliverFrom: t0, LastArrival: t0.Add(10 * time.Second), CPUBench: benchCPU}
 	}
 	var b strings.Builder
-	writeSummary(&b, []result{res("fleet", 1000, time.Second), res("hang", 900, 1080*time.Millisecond)}, time.Minute)
+	fleet := res("fleet", 1000, time.Second)
+	fleet.CPUAPI, fleet.CPUWorkers, fleet.CPUPostgres = 2*time.Second, 3*time.Second, 2500*time.Millisecond
+	writeSummary(&b, []result{fleet, res("hang", 900, 1080*time.Millisecond)}, time.Minute)
+	require.Contains(t, b.String(), "| PostgreSQL CPU ms/delivery | relative CPU |\n", "the relative CPU is the last column")
+	require.Contains(t, b.String(), "| 5.00 | 2.50 | 7.50 |\n", "bothy, PostgreSQL and their multiple of the benchmark's own")
+	require.Contains(t, b.String(), "| 0.00 | 0.00 | 0.00 |\n", "no CPU of the processes under test: a multiple of 0")
 	require.Contains(t, b.String(), "\nhang: the subscriptions that answer at once reached 90% of the fleet's deliveries/s, "+
 		"108% at the speed the machine had in each run (deliveries/s times the benchmark's own CPU per delivery)\n")
 
 	b.Reset()
 	writeSummary(&b, []result{res("fleet", 1000, 0), res("hang", 900, time.Second)}, time.Minute)
 	require.Contains(t, b.String(), "\nhang: the subscriptions that answer at once reached 90% of the fleet's deliveries/s\n")
+	require.Contains(t, b.String(), "| 0.00 | 0.00 | - |\n", "no multiple without the benchmark's CPU")
 }
