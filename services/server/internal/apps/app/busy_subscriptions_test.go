@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"sync"
 	"testing"
@@ -50,10 +49,7 @@ func TestAWorkerWithTheDefaultsSendsToAHundredBusySubscriptionsAtOnce(t *testing
 	let := func() { release.Do(func() { close(everyone) }) }
 	t.Cleanup(let)
 	b.recv.answer(func(n int, w http.ResponseWriter, _ *http.Request) {
-		var env struct {
-			Seq int64 `json:"seq"`
-		}
-		if json.Unmarshal(b.recv.requests()[n].body, &env) != nil || env.Seq != second {
+		if seq, ok := b.recv.requests()[n].seq(); !ok || seq != second {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -551,6 +552,18 @@ type received struct {
 	id, timestamp, sig, ua string
 	contentType            string
 	body                   []byte
+}
+
+// seq returns the event seq of the envelope r carried, and false for a
+// body that is not one.
+func (r received) seq() (int64, bool) {
+	var env struct {
+		Seq *int64 `json:"seq"`
+	}
+	if json.Unmarshal(r.body, &env) != nil || env.Seq == nil {
+		return 0, false
+	}
+	return *env.Seq, true
 }
 
 // receiver is a TLS server for hooks.example.com and other.example.com on

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -39,12 +38,11 @@ func TestRoundGivesAJobToASubscriptionWhoseRowIsLocked(t *testing.T) {
 		"the rounds' jobs, the job of Sam's round, and the run's one wake-up")
 }
 
-// seqOf returns the event seq of the delivery r.
+// seqOf returns the event seq of the delivery r, failing the test when r
+// carried no envelope.
 func seqOf(t *testing.T, r received) int64 {
 	t.Helper()
-	var env struct {
-		Seq int64 `json:"seq"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &env))
-	return env.Seq
+	seq, ok := r.seq()
+	require.True(t, ok, "the body is an event envelope")
+	return seq
 }
