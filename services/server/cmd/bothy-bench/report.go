@@ -78,6 +78,8 @@ func writeResult(o options, r result) {
 		perDelivery(r.CPUAPI, r.Delivered), perDelivery(r.CPUWorkers, r.Delivered), perDelivery(r.CPUPostgres, r.Delivered), perDelivery(r.CPUBench, r.Delivered))
 	writePostgresCPU(w, r)
 	writeRelativeCPU(w, r)
+	writeCPUBound(w, r, runtime.NumCPU())
+	writePostingAlone(w, r, runtime.NumCPU())
 	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
 	fmt.Fprintf(w, "  worker rss    peak %.1f MiB\n", float64(r.WorkerRSS)/(1<<20))
 	writeWAL(w, r.WAL, r.Delivered)
@@ -264,6 +266,53 @@ func relativeCPU(r result) (float64, bool) {
 		return 0, false
 	}
 	return float64(r.CPUAPI+r.CPUWorkers+r.CPUPostgres) / float64(r.CPUBench), true
+}
+
+// writeCPUBound writes how many deliveries a second the machine's cores
+// would hold at the scenario's CPU per delivery of bothy, PostgreSQL and
+// the benchmark together, were they all busy all the time: the most this
+// machine, which also runs the load generator and the receiver, gets out
+// of an engine that costs as much per delivery (D-BE-15). Where the
+// workers started after the posts (result.Posting), it is the CPU of the
+// delivery phase alone, as that scenario's deliveries/s is. It writes
+// nothing without a delivery, and nothing for a scenario at a fixed rate,
+// whose CPU per delivery holds the machine's cost at rest and misses what
+// batching flat out saves.
+func writeCPUBound(w io.Writer, r result, cores int) {
+	if r.Delivered == 0 || r.Shape.Rate > 0 {
+		return
+	}
+	cpu, phase := r.CPUAPI+r.CPUWorkers+r.CPUPostgres+r.CPUBench, ""
+	if p := r.Posting; p != nil {
+		cpu -= p.API + p.Postgres + p.Bench
+		phase = " once the messages were posted"
+	}
+	cpuPerDelivery := float64(cpu) / float64(r.Delivered)
+	if cpuPerDelivery <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "  cpu bound     %d cores busy all the time hold %.1f deliveries/s at this CPU per delivery%s (bothy, postgres and the benchmark: %.2f ms)\n",
+		cores, float64(cores)*float64(time.Second)/cpuPerDelivery, phase, cpuPerDelivery/float64(time.Millisecond))
+}
+
+// writePostingAlone writes the CPU per message of a posting phase in
+// which no worker ran (result.Posting, the backlog scenario) and how many
+// messages a second the machine's cores would hold at that cost, busy all
+// the time: a scenario that posts and delivers at once delivers no faster
+// than the machine ingests with nothing else to do (D-BE-15). It writes
+// nothing without such a phase or without a message.
+func writePostingAlone(w io.Writer, r result, cores int) {
+	p := r.Posting
+	if p == nil || p.Messages == 0 {
+		return
+	}
+	perMessage := float64(p.API+p.Postgres+p.Bench) / float64(p.Messages)
+	if perMessage <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "  posting alone bothy api %s, postgres %s, the benchmark %s of CPU per message before the workers started: %d cores busy all the time hold %.1f messages/s at this cost\n",
+		perDelivery(p.API, p.Messages), perDelivery(p.Postgres, p.Messages), perDelivery(p.Bench, p.Messages),
+		cores, float64(cores)*float64(time.Second)/perMessage)
 }
 
 // apiSessions and workerSessions are the application_name of the

@@ -93,6 +93,44 @@ func TestWriteRelativeCPUDividesBothyAndPostgresByTheBenchmarksOwn(t *testing.T)
 	require.Empty(t, b.String(), "nothing without a delivery")
 }
 
+func TestWriteCPUBoundGivesWhatTheCoresHoldAtTheCPUPerDelivery(t *testing.T) {
+	var b strings.Builder
+	r := result{Delivered: 1000, CPUAPI: 250 * time.Millisecond, CPUWorkers: 300 * time.Millisecond,
+		CPUPostgres: 500 * time.Millisecond, CPUBench: 200 * time.Millisecond}
+	writeCPUBound(&b, r, 2)
+	require.Equal(t, "  cpu bound     2 cores busy all the time hold 1600.0 deliveries/s at this CPU per delivery "+
+		"(bothy, postgres and the benchmark: 1.25 ms)\n", b.String())
+
+	b.Reset()
+	backlog := r
+	backlog.Posting = &postingCPU{Messages: 1000, API: 200 * time.Millisecond, Postgres: 250 * time.Millisecond, Bench: 100 * time.Millisecond}
+	writeCPUBound(&b, backlog, 2)
+	require.Equal(t, "  cpu bound     2 cores busy all the time hold 2857.1 deliveries/s at this CPU per delivery once the messages "+
+		"were posted (bothy, postgres and the benchmark: 0.70 ms)\n", b.String(), "the posting phase left out")
+
+	b.Reset()
+	rate := r
+	rate.Shape.Rate = 200
+	writeCPUBound(&b, rate, 2)
+	require.Empty(t, b.String(), "nothing at a fixed rate, whose CPU per delivery holds the machine's cost at rest")
+	writeCPUBound(&b, result{CPUAPI: time.Second}, 2)
+	require.Empty(t, b.String(), "nothing without a delivery")
+}
+
+func TestWritePostingAloneGivesTheCPUPerMessageBeforeTheWorkersStarted(t *testing.T) {
+	var b strings.Builder
+	writePostingAlone(&b, result{Posting: &postingCPU{Messages: 2000, API: 500 * time.Millisecond,
+		Postgres: 600 * time.Millisecond, Bench: 160 * time.Millisecond}}, 2)
+	require.Equal(t, "  posting alone bothy api 0.25 ms, postgres 0.30 ms, the benchmark 0.08 ms of CPU per message before the "+
+		"workers started: 2 cores busy all the time hold 3174.6 messages/s at this cost\n", b.String())
+
+	b.Reset()
+	writePostingAlone(&b, result{}, 2)
+	require.Empty(t, b.String(), "nothing where the workers ran while the messages were posted")
+	writePostingAlone(&b, result{Posting: &postingCPU{API: time.Second}}, 2)
+	require.Empty(t, b.String(), "nothing without a message")
+}
+
 func TestWriteSummaryGivesTheHangShareAlsoAtEachRunsSpeed(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	res := func(name string, delivered int, benchCPU time.Duration) result {

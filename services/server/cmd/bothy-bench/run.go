@@ -91,6 +91,16 @@ type result struct {
 	// WAL is what the cluster wrote to its WAL and flushed over the
 	// measured phase.
 	WAL walStats
+	// Posting is the CPU of the posting phase alone, where the workers
+	// start after it (the backlog scenario); nil elsewhere.
+	Posting *postingCPU
+}
+
+// postingCPU is the CPU the api process, the cluster and the benchmark
+// used while Messages were posted and no worker ran.
+type postingCPU struct {
+	Messages             int
+	API, Postgres, Bench time.Duration
 }
 
 // posters are the people who post, each a member of Support with write;
@@ -242,6 +252,9 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	}
 	res.DeliverFrom = res.PostStart
 	if sh.Backlog {
+		posted := b.snapshotCPU(procs)
+		res.Posting = &postingCPU{Messages: len(posts), API: ticksToDuration(posted.procs[apiProc] - cpu0.procs[apiProc]),
+			Postgres: ticksToDuration(posted.postgres - cpu0.postgres), Bench: ticksToDuration(posted.bench - cpu0.bench)}
 		res.DeliverFrom = time.Now()
 		ws, err := startWorkers()
 		procs = append(procs, ws...)
