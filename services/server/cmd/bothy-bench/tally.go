@@ -63,14 +63,6 @@ func (t *tally) add(a arrival) bool {
 	return true
 }
 
-// uniqueOf returns how many distinct events subscription sub got.
-func (t *tally) uniqueOf(sub int) int {
-	if s := t.subs[sub]; s != nil {
-		return len(s.seen)
-	}
-	return 0
-}
-
 // durations is a sorted sample of latencies.
 type durations []time.Duration
 

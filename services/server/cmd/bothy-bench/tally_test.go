@@ -79,8 +79,8 @@ func TestTallyCountsOrderViolationsAndDuplicatesPerSubscription(t *testing.T) {
 	require.Equal(t, 6, ta.unique)
 	require.Equal(t, 1, ta.duplicates)
 	require.Equal(t, 1, ta.violations)
-	require.Equal(t, 4, ta.uniqueOf(1))
-	require.Equal(t, 2, ta.uniqueOf(2))
+	require.Len(t, ta.subs[1].seen, 4, "the distinct events of subscription 1")
+	require.Len(t, ta.subs[2].seen, 2, "the distinct events of subscription 2")
 }
 
 func TestTallyReportsWhetherAnArrivalWasNew(t *testing.T) {
