@@ -19,8 +19,3 @@ func (p *Process) startGauges(ctx context.Context) {
 	go otel.Poll(ctx, every, p.log, p.modules.Backlog.Refresh)
 	go otel.Poll(ctx, every, p.log, p.jobs.QueueDepth().Refresh)
 }
-
-// MetricNames returns, sorted, the name of every metric instrument the
-// process has created (docs/observability/signals.md 6.2 lists them;
-// TestSignalsListEveryRegisteredMetric keeps both equal).
-func (p *Process) MetricNames() []string { return p.tel.MetricNames() }

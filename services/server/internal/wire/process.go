@@ -296,15 +296,6 @@ func (p *Process) buildHTTP(ctx context.Context) error {
 	return nil
 }
 
-// Consumers returns the consumer registry of a worker process (nil in role
-// api), for registering handlers before Run.
-func (p *Process) Consumers() eventsync.Consumers {
-	if p.consumers == nil {
-		return nil
-	}
-	return p.consumers
-}
-
 // Handler returns the public HTTP handler (the API chain).
 func (p *Process) Handler() http.Handler { return p.api }
 
@@ -476,8 +467,8 @@ type keyRotation struct{}
 // Kind implements jobs.Args.
 func (keyRotation) Kind() string { return "instance.key_rotation" }
 
-// Jobs returns the job runtime, for tests of the registrations.
-func (p *Process) Jobs() *jobs.Runtime { return p.jobs }
-
-// Modules returns the process's modules, for tests and operations commands.
+// Modules returns the process's composed modules, so tests that run a whole
+// process (test/harness, test/ratelimit, test/receiverlibs and this
+// package's) can create state such as the owner through the same services
+// the process serves with, without a request through the API.
 func (p *Process) Modules() *Modules { return p.modules }

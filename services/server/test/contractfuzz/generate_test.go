@@ -121,8 +121,10 @@ func (e *edge) variants(b *baseline) []variant {
 // bodyClass is the body class the server gives b's operation (api.Mount
 // puts the rate limit class public_auth into the body class of that name).
 func (e *edge) bodyClass(b *baseline) httpserver.BodyClass {
-	if op, ok := api.Lookup(b.op.OperationID); ok && httpserver.RateClass(op.RateLimitClass) == httpserver.RateClassPublicAuth {
-		return httpserver.BodyClassPublicAuth
+	for _, op := range api.Operations() {
+		if op.ID == b.op.OperationID && httpserver.RateClass(op.RateLimitClass) == httpserver.RateClassPublicAuth {
+			return httpserver.BodyClassPublicAuth
+		}
 	}
 	return ""
 }

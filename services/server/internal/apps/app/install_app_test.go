@@ -117,7 +117,7 @@ func TestInstallAppWithoutScopesGrantsTheManifest(t *testing.T) {
 	helper := b.helper(t)
 	out, err := b.svc.InstallApp(b.robin(t), app.InstallApp{AppID: helper.ID})
 	require.NoError(t, err)
-	require.Equal(t, domain.AppScopes(), out.Installation.GrantedScopes)
+	require.Equal(t, []string{"events:subscribe", "messages:read", "messages:write", "channels:read"}, out.Installation.GrantedScopes)
 	require.Equal(t, helper.Manifest.Events, out.Installation.EventSubscriptions)
 }
 

@@ -23,11 +23,6 @@ var subscribable = []string{
 	"thread.created",
 }
 
-// SubscribableEventTypes returns the event types an app subscription may
-// name, sorted, as a fresh slice. It exists for the contract test against
-// the webhooks of api/openapi.yaml and the receivers of actions.yaml.
-func SubscribableEventTypes() []string { return slices.Clone(subscribable) }
-
 // AppSubscribable reports whether an app subscription may name eventType
 // (D-M2-26-9). The comparison is exact: event types have one spelling.
 func AppSubscribable(eventType string) bool {

@@ -48,10 +48,6 @@ var receiveScopes = map[authorize.Action]string{
 
 var scopeFree = []authorize.Action{authorize.InstanceRead, authorize.ReceiveSelf}
 
-// AppScopes returns the grantable app scopes in catalogue order, as a fresh
-// slice.
-func AppScopes() []string { return slices.Clone(appScopes) }
-
 // ValidScope reports whether s is a grantable app scope.
 func ValidScope(s string) bool { return slices.Contains(appScopes, s) }
 

@@ -101,10 +101,6 @@ type Entry struct {
 // System reports whether e is a system action (R-AZ-15).
 func (e Entry) System() bool { return e.Right == RightSystem }
 
-// Writes reports whether e changes state. writes(webhook_out.deliver) is
-// false: delivering an event changes no resource.
-func (e Entry) Writes() bool { return e.Effect == EffectWrite }
-
 var (
 	persons     = []actor.Kind{actor.KindPerson}
 	personsApps = []actor.Kind{actor.KindPerson, actor.KindApp}
@@ -204,12 +200,6 @@ func Lookup(a authorize.Action) (Entry, bool) {
 		return Entry{}, false
 	}
 	return catalogue[i], true
-}
-
-// Known reports whether a is in the catalogue.
-func Known(a authorize.Action) bool {
-	_, ok := index[a]
-	return ok
 }
 
 // IDs returns every action id in catalogue order, as strings: the known

@@ -1,7 +1,5 @@
 package domain
 
-import "slices"
-
 // Scope is an app scope (docs/spec/05-actions.md 2.6): what an installed app
 // may do at most, whatever its grants. The owner grants scopes at install
 // time and with setAppScopes; an app principal carries them as
@@ -59,6 +57,3 @@ func ScopeDoc(s Scope) string {
 	}
 	return ""
 }
-
-// ValidScope reports whether s names a grantable app scope.
-func ValidScope(s string) bool { return slices.Contains(Scopes(), Scope(s)) }

@@ -62,13 +62,21 @@ func TestBadCredentialsAnswer401(t *testing.T) {
 	require.False(t, ran, "the handler never runs without valid credentials")
 }
 
+// authenticatorFunc adapts a function to httpserver.Authenticator, so a test
+// can script what a token resolves to without an identity store.
+type authenticatorFunc func(ctx context.Context, token string) (actor.Principal, error)
+
+func (f authenticatorFunc) Authenticate(ctx context.Context, token string) (actor.Principal, error) {
+	return f(ctx, token)
+}
+
 func TestAuthenticatorFaultsAnswer500AndATokenOfNobody401(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	env := httpservertest.New(t, db, httpservertest.Options())
 	srv, err := httpserver.New(httpservertest.Options(), httpserver.Deps{
 		Log: discardLog(), Clock: env.Clock, Idempotency: env.Idempotency,
-		Authenticator: httpserver.AuthenticatorFunc(func(_ context.Context, token string) (actor.Principal, error) {
+		Authenticator: authenticatorFunc(func(_ context.Context, token string) (actor.Principal, error) {
 			if token == "broken" {
 				return actor.Principal{}, errors.New("connection refused")
 			}

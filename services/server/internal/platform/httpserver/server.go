@@ -97,14 +97,6 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (actor.Principal, error)
 }
 
-// AuthenticatorFunc adapts a function to Authenticator.
-type AuthenticatorFunc func(ctx context.Context, token string) (actor.Principal, error)
-
-// Authenticate calls f.
-func (f AuthenticatorFunc) Authenticate(ctx context.Context, token string) (actor.Principal, error) {
-	return f(ctx, token)
-}
-
 // Deps are the collaborators of a Server; all are required.
 type Deps struct {
 	// Log receives the access log and server faults.

@@ -32,17 +32,6 @@ var callerKeys = func() map[string]struct{} {
 	return m
 }()
 
-// AllowedLogKeys returns every key a log line may contain: slog's time,
-// level and msg, the handler's trace_id and span_id, and the keys of package
-// attr (docs/observability/signals.md section 7).
-func AllowedLogKeys() []string {
-	out := []string{slog.TimeKey, slog.LevelKey, slog.MessageKey, TraceIDKey, SpanIDKey}
-	for _, k := range attr.All() {
-		out = append(out, string(k))
-	}
-	return out
-}
-
 // NewLogHandler returns the JSON handler for the process logs. It writes one
 // JSON object per record to w and drops every record below level (log.level).
 //

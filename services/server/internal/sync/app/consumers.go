@@ -65,8 +65,9 @@ func (c *Consumers) Register(name eventsync.ConsumerName, h eventsync.ConsumerHa
 	return nil
 }
 
-// Runner returns the runner of a registered consumer, for example to run a
-// round synchronously.
+// Runner returns the runner of a registered consumer and whether name is
+// registered, so a caller outside the package can tell which consumers a
+// registry runs (wire's tests check the consumers of each role this way).
 func (c *Consumers) Runner(name eventsync.ConsumerName) (*Runner, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
