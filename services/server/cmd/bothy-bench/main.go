@@ -60,6 +60,53 @@ type options struct {
 	counts                                           counts
 	only                                             []string
 	out                                              io.Writer
+	// pairs is how many interleaved pairs of runs of each scenario compare
+	// side A (bothy, envA) with side B (bothyB, envB); 0 runs each
+	// scenario once, as side A without a name (D-BE-16).
+	pairs      int
+	bothyB     string
+	envA, envB envList
+}
+
+// side is what one side of a comparison runs: a bothy binary and the
+// configuration keys (BOTHY_ variables) its processes get on top of the
+// run's. Name is "A" or "B", or empty without -pairs.
+type side struct {
+	Name  string
+	Bothy string
+	Env   []string
+}
+
+// sides returns the sides the scenarios run as: one without -pairs, A and
+// B with it (B runs -bothy unless -bothy-b names another binary).
+func (o options) sides() []side {
+	if o.pairs == 0 {
+		return []side{{Bothy: o.bothy}}
+	}
+	b := o.bothyB
+	if b == "" {
+		b = o.bothy
+	}
+	return []side{{Name: "A", Bothy: o.bothy, Env: o.envA}, {Name: "B", Bothy: b, Env: o.envB}}
+}
+
+// envList is a repeatable flag of KEY=VALUE pairs; a value may hold
+// commas, as configuration lists do.
+type envList []string
+
+// String implements flag.Value.
+func (l *envList) String() string { return strings.Join(*l, " ") }
+
+// Set implements flag.Value: it accepts one BOTHY_ variable, KEY=VALUE,
+// the way docs/operations/configuration.md names a key in the
+// environment.
+func (l *envList) Set(v string) error {
+	key, _, ok := strings.Cut(v, "=")
+	if !ok || !strings.HasPrefix(key, "BOTHY_") || key == "BOTHY_" {
+		return fmt.Errorf("%q is not BOTHY_KEY=VALUE", v)
+	}
+	*l = append(*l, v)
+	return nil
 }
 
 // wants reports whether scenario name runs.
@@ -97,6 +144,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.IntVar(&o.topStatements, "top-statements", 10, "statements the report lists per scenario, by statement time (0 lists none)")
 	fs.IntVar(&o.queryWidth, "query-width", 90, "characters of each listed statement's text")
 	scale := fs.String("scale", "", "multiply every message count and the rate duration by this `factor` (default $"+ScaleEnv+", else 1)")
+	fs.IntVar(&o.pairs, "pairs", 0, "run each scenario in this many interleaved `pairs` of side A (-bothy, -env-a) and side B (-bothy-b, -env-b), A first in odd pairs, and compare them on the relative CPU (0: each scenario once)")
+	fs.StringVar(&o.bothyB, "bothy-b", "", "the bothy `binary` of side B (default -bothy)")
+	fs.Var(&o.envA, "env-a", "a configuration key for side A's processes, `BOTHY_KEY=VALUE` (repeatable)")
+	fs.Var(&o.envB, "env-b", "a configuration key for side B's processes, `BOTHY_KEY=VALUE` (repeatable)")
 	only := fs.String("scenarios", "", "comma-separated `names` to run (default all: "+strings.Join(scenarioNames(), ",")+")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -156,6 +207,12 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	if o.scenarioTimeout <= 0 || o.timeout <= 0 || o.counts.RateDuration <= 0 {
 		return o, errors.New("-scenario-timeout, -timeout and -rate-duration must be above 0")
+	}
+	if o.pairs < 0 {
+		return o, errors.New("-pairs must be at least 0")
+	}
+	if o.pairs == 0 && (o.bothyB != "" || len(o.envA) > 0 || len(o.envB) > 0) {
+		return o, errors.New("-bothy-b, -env-a and -env-b need -pairs")
 	}
 	if o.adminURLFile == "" || o.pgData == "" {
 		return o, errors.New("-admin-url-file and -pg-data are required")
@@ -238,5 +295,6 @@ func benchmark(ctx context.Context, o options) error {
 	start := time.Now()
 	results, err := b.runAll(ctx)
 	writeSummary(o.out, results, time.Since(start))
+	writePairs(o.out, o.sides(), results)
 	return err
 }

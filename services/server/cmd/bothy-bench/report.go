@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -168,14 +169,15 @@ func writeSummary(w io.Writer, results []result, took time.Duration) {
 			relative = fmt.Sprintf("%.2f", m)
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
-			r.Shape.Name, r.Posted, delivered, perSecond(r.Posted, r.PostEnd.Sub(r.PostStart)),
+			r.label(), r.Posted, delivered, perSecond(r.Posted, r.PostEnd.Sub(r.PostStart)),
 			perSecond(r.Delivered, r.LastArrival.Sub(r.DeliverFrom)),
 			round(l.percentile(50)), round(l.percentile(90)), round(l.percentile(99)), round(l.max()),
 			r.Violations, r.Duplicates,
 			strings.TrimSuffix(perDelivery(r.CPUAPI+r.CPUWorkers, r.Delivered), " ms"),
 			strings.TrimSuffix(perDelivery(r.CPUPostgres, r.Delivered), " ms"), relative)
 	}
-	if share, ok := hangShares(results); ok {
+	paired := slices.ContainsFunc(results, func(r result) bool { return r.Side != "" })
+	if share, ok := hangShares(results); ok && !paired {
 		fmt.Fprintf(w, "\nhang: the subscriptions that answer at once reached %.0f%% of the fleet's deliveries/s", share.raw*100)
 		if share.atSpeedKnown {
 			fmt.Fprintf(w, ", %.0f%% at the speed the machine had in each run (deliveries/s times the benchmark's own CPU per delivery)", share.atSpeed*100)
@@ -218,6 +220,96 @@ func hangShares(results []result) (hangShare, bool) {
 		share.atSpeed, share.atSpeedKnown = hang*bh/(fleet*bf), true
 	}
 	return share, true
+}
+
+// label names a run in the summary: the scenario, with its side and pair
+// under -pairs.
+func (r result) label() string {
+	if r.Side == "" {
+		return r.Shape.Name
+	}
+	return fmt.Sprintf("%s (%s, pair %d)", r.Shape.Name, r.Side, r.Pair)
+}
+
+// writePairs writes the comparison of -pairs (D-BE-16): per scenario and
+// side, the relative CPU of each run in pair order and their median, the
+// deliveries/s at each run's speed (deliveries/s times the benchmark's
+// own CPU per delivery, D-BE-14) and the p50s, then B's median relative
+// CPU as a multiple of A's. It writes nothing unless there are two sides.
+func writePairs(w io.Writer, sides []side, results []result) {
+	if len(sides) != 2 {
+		return
+	}
+	first, second := sides[0], sides[1]
+	fmt.Fprintf(w, "\npairs (the order alternates: %s first in odd pairs, %s in even ones)\n", first.Name, second.Name)
+	for _, s := range sides {
+		fmt.Fprintf(w, "  %s: %s\n", s.Name, strings.Join(append([]string{s.Bothy}, s.Env...), " "))
+	}
+	fmt.Fprintln(w, "\n| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	var scenarios []string
+	for _, r := range results {
+		if !slices.Contains(scenarios, r.Shape.Name) {
+			scenarios = append(scenarios, r.Shape.Name)
+		}
+	}
+	medians := map[string]map[string]float64{}
+	for _, name := range scenarios {
+		medians[name] = map[string]float64{}
+		for _, s := range sides {
+			var runs []result
+			for _, r := range results {
+				if r.Shape.Name == name && r.Side == s.Name {
+					runs = append(runs, r)
+				}
+			}
+			slices.SortStableFunc(runs, func(a, b result) int { return a.Pair - b.Pair })
+			var rel []float64
+			var relText, speedText, p50Text []string
+			for _, r := range runs {
+				m, ok := relativeCPU(r)
+				if ok {
+					rel = append(rel, m)
+					relText = append(relText, fmt.Sprintf("%.2f", m))
+				} else {
+					relText = append(relText, "-")
+				}
+				speed := "-"
+				if span := r.LastArrival.Sub(r.DeliverFrom); span > 0 && r.Delivered > 0 {
+					perMS := r.CPUBench.Seconds() * 1000 / float64(r.Delivered)
+					speed = fmt.Sprintf("%.1f", float64(r.Delivered)/span.Seconds()*perMS)
+				}
+				speedText = append(speedText, speed)
+				p50Text = append(p50Text, round(r.Latency.percentile(50)).String())
+			}
+			median := "-"
+			if len(rel) > 0 {
+				medians[name][s.Name] = medianOf(rel)
+				median = fmt.Sprintf("%.2f", medians[name][s.Name])
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", name, s.Name, strings.Join(relText, ", "), median,
+				strings.Join(speedText, ", "), strings.Join(p50Text, ", "))
+		}
+	}
+	fmt.Fprintln(w)
+	for _, name := range scenarios {
+		a, aok := medians[name][first.Name]
+		b, bok := medians[name][second.Name]
+		if aok && bok && a > 0 {
+			fmt.Fprintf(w, "%s: %s's relative CPU is %.3f times %s's (medians)\n", name, second.Name, b/a, first.Name)
+		}
+	}
+}
+
+// medianOf returns the median of v, the mean of the middle two for an
+// even count; v is not empty.
+func medianOf(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // perSecond renders n per d as a rate; "-" when d is not positive.

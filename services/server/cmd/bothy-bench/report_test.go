@@ -152,3 +152,49 @@ func TestWriteSummaryGivesTheHangShareAlsoAtEachRunsSpeed(t *testing.T) {
 	require.Contains(t, b.String(), "\nhang: the subscriptions that answer at once reached 90% of the fleet's deliveries/s\n")
 	require.Contains(t, b.String(), "| 0.00 | 0.00 | - |\n", "no multiple without the benchmark's CPU")
 }
+
+func TestWritePairsGivesEachSidesRunsAndTheRatioOfTheMedians(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	run := func(name, side string, pair int, rel float64, benchMS float64, p50 time.Duration) result {
+		bench := time.Duration(benchMS * float64(time.Millisecond) * 1000)
+		return result{Shape: shape{Name: name}, Side: side, Pair: pair, Posted: 1000, Expected: 1000, Delivered: 1000,
+			DeliverFrom: t0, LastArrival: t0.Add(time.Second), CPUBench: bench,
+			CPUPostgres: time.Duration(rel * float64(bench)), Latency: durations{p50, p50, p50}}
+	}
+	results := []result{
+		run("fleet", "A", 1, 7.0, 0.20, 40*time.Millisecond), run("fleet", "B", 1, 6.3, 0.20, 80*time.Millisecond),
+		run("fleet", "B", 2, 6.1, 0.10, 70*time.Millisecond), run("fleet", "A", 2, 6.8, 0.10, 30*time.Millisecond),
+	}
+	var b strings.Builder
+	writePairs(&b, []side{{Name: "A", Bothy: "bin/bothy"}, {Name: "B", Bothy: "bin/bothy", Env: []string{"BOTHY_CONSUMER_GATHER_PAUSE=50ms"}}}, results)
+	require.Equal(t, `
+pairs (the order alternates: A first in odd pairs, B in even ones)
+  A: bin/bothy
+  B: bin/bothy BOTHY_CONSUMER_GATHER_PAUSE=50ms
+
+| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 |
+|---|---|---|---|---|---|
+| fleet | A | 7.00, 6.80 | 6.90 | 200.0, 100.0 | 40ms, 30ms |
+| fleet | B | 6.30, 6.10 | 6.20 | 200.0, 100.0 | 80ms, 70ms |
+
+fleet: B's relative CPU is 0.899 times A's (medians)
+`, b.String())
+
+	b.Reset()
+	writePairs(&b, []side{{Bothy: "bin/bothy"}}, []result{run("fleet", "", 0, 7, 0.2, time.Millisecond)})
+	require.Empty(t, b.String(), "nothing without pairs")
+}
+
+func TestWriteSummaryNamesTheSideAndPairOfEachRun(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	res := func(side string, pair int) result {
+		return result{Shape: shape{Name: "fleet"}, Side: side, Pair: pair, Posted: 10, Expected: 10, Delivered: 10,
+			DeliverFrom: t0, LastArrival: t0.Add(time.Second), CPUBench: time.Second}
+	}
+	var b strings.Builder
+	writeSummary(&b, []result{res("A", 1), res("B", 1), {Shape: shape{Name: "hang"}, Side: "A", Pair: 1, Delivered: 9,
+		Expected: 9, DeliverFrom: t0, LastArrival: t0.Add(time.Second), CPUBench: time.Second}}, time.Minute)
+	require.Contains(t, b.String(), "| fleet (A, pair 1) |")
+	require.Contains(t, b.String(), "| fleet (B, pair 1) |")
+	require.NotContains(t, b.String(), "hang: the subscriptions", "no hang share across sides")
+}

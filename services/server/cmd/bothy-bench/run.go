@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,11 @@ type post struct {
 
 // result is what one scenario measured.
 type result struct {
-	Shape    shape
+	Shape shape
+	// Side and Pair name the side and the pair of a run of -pairs (D-BE-16);
+	// empty and 0 without it.
+	Side     string
+	Pair     int
 	Posted   int
 	PostErrs int
 	// PostStart is when the first post was sent, PostEnd when the last
@@ -119,38 +124,62 @@ type world struct {
 }
 
 // runAll runs the scenarios named in opt one after another and writes
-// each report; an error of one scenario is reported and the next runs.
-// It returns the results of the scenarios that ran and the first error.
+// each report; with -pairs it runs each scenario as both sides in
+// interleaved pairs (pairOrder). An error of one run is reported and the
+// next runs. It returns the results of the runs that ended and the first
+// error.
 func (b *bench) runAll(ctx context.Context) ([]result, error) {
 	var results []result
 	var firstErr error
+	sides := b.opt.sides()
 	for _, sh := range b.opt.counts.scenarios() {
 		if !b.opt.wants(sh.Name) {
 			continue
 		}
-		if ctx.Err() != nil {
-			fmt.Fprintf(b.opt.out, "\nscenario %s: skipped, the run's -timeout is up\n", sh.Name)
-			continue
-		}
-		fmt.Fprintf(b.opt.out, "\nscenario %s: %s\n", sh.Name, sh.describe())
-		res, err := b.runScenario(ctx, sh)
-		if err != nil {
-			fmt.Fprintf(b.opt.out, "  FAILED: %v\n", err)
-			if firstErr == nil {
-				firstErr = fmt.Errorf("scenario %s: %w", sh.Name, err)
+		for pair := range max(b.opt.pairs, 1) {
+			for _, s := range pairOrder(sides, pair) {
+				label, p := sh.Name, 0
+				if s.Name != "" {
+					label, p = fmt.Sprintf("%s (side %s, pair %d)", sh.Name, s.Name, pair+1), pair+1
+				}
+				if ctx.Err() != nil {
+					fmt.Fprintf(b.opt.out, "\nscenario %s: skipped, the run's -timeout is up\n", label)
+					continue
+				}
+				fmt.Fprintf(b.opt.out, "\nscenario %s: %s\n", label, sh.describe())
+				res, err := b.runScenario(ctx, sh, s, p)
+				if err != nil {
+					fmt.Fprintf(b.opt.out, "  FAILED: %v\n", err)
+					if firstErr == nil {
+						firstErr = fmt.Errorf("scenario %s: %w", label, err)
+					}
+					continue
+				}
+				writeResult(b.opt, res)
+				results = append(results, res)
 			}
-			continue
 		}
-		writeResult(b.opt, res)
-		results = append(results, res)
 	}
 	return results, firstErr
 }
 
-// runScenario runs one scenario on a fresh copy of the template database
-// and removes the copy again.
-func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err error) {
-	res.Shape = sh
+// pairOrder returns the order in which the sides run in pair i (from 0):
+// as given in even pairs, reversed in odd ones, so neither side always
+// runs first, on a machine whose speed drifts from run to run.
+func pairOrder(sides []side, i int) []side {
+	out := slices.Clone(sides)
+	if i%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// runScenario runs one scenario as side s (its bothy binary and
+// configuration keys) on a fresh copy of the template database and
+// removes the copy again; pair is the run's pair, from 1 (0 without
+// -pairs).
+func (b *bench) runScenario(ctx context.Context, sh shape, s side, pair int) (res result, err error) {
+	res.Shape, res.Side, res.Pair = sh, s.Name, pair
 	db := "bench_" + strings.ReplaceAll(sh.Name, "-", "_")
 	_ = b.pg.dropDB(ctx, db)
 	if err := b.pg.createDB(ctx, db); err != nil {
@@ -165,8 +194,10 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	if err != nil {
 		return res, err
 	}
-	procEnv := append(os.Environ(), overrides...) // exec keeps the last value of a key
-	loadEnv := append(overrides, os.Environ()...) // wire.Load keeps the first
+	// exec keeps the last value of a key, wire.Load the first: the
+	// scenario's own keys win over the side's, which win over the caller's.
+	procEnv := slices.Concat(os.Environ(), s.Env, overrides)
+	loadEnv := slices.Concat(overrides, s.Env, os.Environ())
 	cfg, err := wire.Load(b.opt.configFile, loadEnv)
 	if err != nil {
 		return res, err
@@ -181,7 +212,7 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 			}
 		}
 	}()
-	apiProc, err := startBothy(ctx, b.opt.bothy, b.opt.configFile, b.opt.workDir, "api", procEnv)
+	apiProc, err := startBothy(ctx, s.Bothy, b.opt.configFile, b.opt.workDir, "api", procEnv)
 	if err != nil {
 		return res, err
 	}
@@ -200,7 +231,7 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	startWorkers := func() ([]*bothyProc, error) {
 		var ws []*bothyProc
 		for range sh.Workers {
-			p, err := startBothy(ctx, b.opt.bothy, b.opt.configFile, b.opt.workDir, "worker", procEnv)
+			p, err := startBothy(ctx, s.Bothy, b.opt.configFile, b.opt.workDir, "worker", procEnv)
 			if err != nil {
 				return ws, err
 			}
@@ -304,7 +335,11 @@ func (b *bench) runScenario(ctx context.Context, sh shape) (res result, err erro
 	}
 	arrivals := b.recv.taken()
 	if b.latencies != nil {
-		if err := writeLatencies(b.latencies, sh.Name, arrivals, started); err != nil {
+		name := sh.Name
+		if s.Name != "" {
+			name = fmt.Sprintf("%s-%s%d", sh.Name, s.Name, pair) // one CSV field: no comma
+		}
+		if err := writeLatencies(b.latencies, name, arrivals, started); err != nil {
 			return res, err
 		}
 	}

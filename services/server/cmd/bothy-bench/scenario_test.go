@@ -100,3 +100,42 @@ func TestParseOptionsTakesTheScaleFromTheEnvironmentUnlessAFlagGivesIt(t *testin
 	_, err = parseOptions(nil, env(""), io.Discard)
 	require.Error(t, err, "the cluster's files are required")
 }
+
+func TestParseOptionsTakesTwoSidesForPairs(t *testing.T) {
+	t.Parallel()
+	base := []string{"-admin-url-file", "a", "-pg-data", "d", "-bothy", "bin/bothy"}
+	o, err := parseOptions(base, func(string) string { return "" }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, []side{{Bothy: "bin/bothy"}}, o.sides(), "one side without -pairs, as before")
+
+	o, err = parseOptions(append(base, "-pairs", "2", "-bothy-b", "/tmp/bothy-new",
+		"-env-b", "BOTHY_CONSUMER_GATHER_PAUSE=50ms", "-env-b", "BOTHY_WEBHOOK_ALLOWED_HOSTS=a.example.com,b.example.com",
+		"-env-a", "BOTHY_PROCESS_MAX_PROCS=1"), func(string) string { return "" }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 2, o.pairs)
+	require.Equal(t, []side{
+		{Name: "A", Bothy: "bin/bothy", Env: []string{"BOTHY_PROCESS_MAX_PROCS=1"}},
+		{Name: "B", Bothy: "/tmp/bothy-new", Env: []string{"BOTHY_CONSUMER_GATHER_PAUSE=50ms", "BOTHY_WEBHOOK_ALLOWED_HOSTS=a.example.com,b.example.com"}},
+	}, o.sides(), "a value may hold commas")
+
+	o, err = parseOptions(append(base, "-pairs", "1", "-env-b", "BOTHY_CONSUMER_GATHER_PAUSE=0s"), func(string) string { return "" }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "bin/bothy", o.sides()[1].Bothy, "side B runs -bothy unless -bothy-b names another")
+
+	for _, bad := range [][]string{
+		{"-pairs", "-1"}, {"-bothy-b", "/tmp/x"}, {"-env-b", "BOTHY_A=1"}, {"-env-a", "BOTHY_A=1"},
+		{"-pairs", "1", "-env-b", "PATH=/tmp"}, {"-pairs", "1", "-env-b", "BOTHY_A"}, {"-pairs", "1", "-env-b", "=1"},
+	} {
+		_, err := parseOptions(append(append([]string(nil), base...), bad...), func(string) string { return "" }, io.Discard)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestPairOrderAlternatesWhichSideGoesFirst(t *testing.T) {
+	t.Parallel()
+	a, b := side{Name: "A"}, side{Name: "B"}
+	require.Equal(t, []side{a, b}, pairOrder([]side{a, b}, 0), "A first in the first pair")
+	require.Equal(t, []side{b, a}, pairOrder([]side{a, b}, 1), "B first in the second")
+	require.Equal(t, []side{a, b}, pairOrder([]side{a, b}, 2))
+	require.Equal(t, []side{a}, pairOrder([]side{a}, 1), "one side runs alone")
+}
