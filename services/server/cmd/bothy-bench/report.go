@@ -203,23 +203,44 @@ type hangShare struct {
 // fifth from one run to the next on this machine, docs/benchmarks.md)
 // leaves it as it is (D-BE-14).
 func hangShares(results []result) (hangShare, bool) {
-	rate := map[string]float64{}
-	benchPerDelivery := map[string]float64{}
+	byName := map[string]result{}
 	for _, r := range results {
-		if span := r.LastArrival.Sub(r.DeliverFrom); span > 0 && r.Delivered > 0 {
-			rate[r.Shape.Name] = float64(r.Delivered) / span.Seconds()
-			benchPerDelivery[r.Shape.Name] = r.CPUBench.Seconds() / float64(r.Delivered)
-		}
+		byName[r.Shape.Name] = r
 	}
-	fleet, hang := rate["fleet"], rate["hang"]
-	if fleet == 0 || hang == 0 {
+	fleet, fok := deliveryRate(byName["fleet"])
+	hang, hok := deliveryRate(byName["hang"])
+	if !fok || !hok {
 		return hangShare{}, false
 	}
 	share := hangShare{raw: hang / fleet}
-	if bf, bh := benchPerDelivery["fleet"], benchPerDelivery["hang"]; bf > 0 && bh > 0 {
-		share.atSpeed, share.atSpeedKnown = hang*bh/(fleet*bf), true
+	fs, fsok := atSpeed(byName["fleet"])
+	hs, hsok := atSpeed(byName["hang"])
+	if fsok && hsok {
+		share.atSpeed, share.atSpeedKnown = hs/fs, true
 	}
 	return share, true
+}
+
+// deliveryRate returns r's deliveries/s over its delivery phase, and
+// false without a delivery or a phase.
+func deliveryRate(r result) (float64, bool) {
+	span := r.LastArrival.Sub(r.DeliverFrom)
+	if span <= 0 || r.Delivered == 0 {
+		return 0, false
+	}
+	return float64(r.Delivered) / span.Seconds(), true
+}
+
+// atSpeed returns r's deliveries/s at the speed the machine had in its
+// run: deliveries/s times the benchmark's own CPU per delivery in
+// milliseconds, whose work per delivery is fixed (D-BE-14); false without
+// a delivery rate or without the benchmark's CPU.
+func atSpeed(r result) (float64, bool) {
+	rate, ok := deliveryRate(r)
+	if !ok || r.CPUBench <= 0 {
+		return 0, false
+	}
+	return rate * float64(r.CPUBench) / float64(time.Millisecond) / float64(r.Delivered), true
 }
 
 // label names a run in the summary: the scenario, with its side and pair
@@ -275,9 +296,8 @@ func writePairs(w io.Writer, sides []side, results []result) {
 					relText = append(relText, "-")
 				}
 				speed := "-"
-				if span := r.LastArrival.Sub(r.DeliverFrom); span > 0 && r.Delivered > 0 {
-					perMS := r.CPUBench.Seconds() * 1000 / float64(r.Delivered)
-					speed = fmt.Sprintf("%.1f", float64(r.Delivered)/span.Seconds()*perMS)
+				if v, ok := atSpeed(r); ok {
+					speed = fmt.Sprintf("%.1f", v)
 				}
 				speedText = append(speedText, speed)
 				p50Text = append(p50Text, round(r.Latency.percentile(50)).String())
@@ -379,12 +399,23 @@ func writeCPUBound(w io.Writer, r result, cores int) {
 		cpu -= p.API + p.Postgres + p.Bench
 		phase = " once the messages were posted"
 	}
-	cpuPerDelivery := float64(cpu) / float64(r.Delivered)
-	if cpuPerDelivery <= 0 {
+	ms, held, ok := coresHold(cores, cpu, r.Delivered)
+	if !ok {
 		return
 	}
 	fmt.Fprintf(w, "  cpu bound     %d cores busy all the time hold %.1f deliveries/s at this CPU per delivery%s (bothy, postgres and the benchmark: %.2f ms)\n",
-		cores, float64(cores)*float64(time.Second)/cpuPerDelivery, phase, cpuPerDelivery/float64(time.Millisecond))
+		cores, held, phase, ms)
+}
+
+// coresHold returns the CPU per unit of cpu spent on n units, in
+// milliseconds, and how many units a second cores hold at that cost, busy
+// all the time; false without a unit or without CPU.
+func coresHold(cores int, cpu time.Duration, n int) (ms, perSecond float64, ok bool) {
+	if n <= 0 || cpu <= 0 {
+		return 0, 0, false
+	}
+	per := float64(cpu) / float64(n)
+	return per / float64(time.Millisecond), float64(cores) * float64(time.Second) / per, true
 }
 
 // writePostingAlone writes the CPU per message of a posting phase in
@@ -395,16 +426,15 @@ func writeCPUBound(w io.Writer, r result, cores int) {
 // nothing without such a phase or without a message.
 func writePostingAlone(w io.Writer, r result, cores int) {
 	p := r.Posting
-	if p == nil || p.Messages == 0 {
+	if p == nil {
 		return
 	}
-	perMessage := float64(p.API+p.Postgres+p.Bench) / float64(p.Messages)
-	if perMessage <= 0 {
+	_, held, ok := coresHold(cores, p.API+p.Postgres+p.Bench, p.Messages)
+	if !ok {
 		return
 	}
 	fmt.Fprintf(w, "  posting alone bothy api %s, postgres %s, the benchmark %s of CPU per message before the workers started: %d cores busy all the time hold %.1f messages/s at this cost\n",
-		perDelivery(p.API, p.Messages), perDelivery(p.Postgres, p.Messages), perDelivery(p.Bench, p.Messages),
-		cores, float64(cores)*float64(time.Second)/perMessage)
+		perDelivery(p.API, p.Messages), perDelivery(p.Postgres, p.Messages), perDelivery(p.Bench, p.Messages), cores, held)
 }
 
 // apiSessions and workerSessions are the application_name of the
