@@ -5,10 +5,12 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"bothy/server/internal/identity"
@@ -103,9 +105,11 @@ type Service struct {
 	tokens *watched.Cache[domain.TokenHash, cachedOwner]
 	// changes hears the changes of credentials (ADR 0103).
 	changes *watched.Hub
-	// dummyHash is verified when a sign-in names an unknown email, so that
-	// the answer takes as long as for a wrong password.
-	dummyHash string
+	// dummyHash returns the hash verified when a sign-in names an unknown
+	// email, so that the answer takes as long as for a wrong password. It
+	// is made by its first call, which every sign-in makes before it looks
+	// the email up (D-ID-10).
+	dummyHash func() (string, error)
 }
 
 var (
@@ -113,10 +117,12 @@ var (
 	_ identity.Principals    = (*Service)(nil)
 )
 
-// New returns the Service. It hashes one random password with the
-// configured parameters (the stand-in for unknown emails), so it costs one
-// password hash. It returns an error for invalid Options and panics on a
-// missing dependency (a wiring bug).
+// New returns the Service. It draws a random password and salt for the
+// stand-in hash of unknown emails but leaves the hash, which takes
+// identity.password_hash_memory, to the first sign-in (D-ID-10): a worker
+// never signs anyone in, and memory live while a process is assembled sets
+// its collector's first goal. It returns an error for invalid Options or a
+// failing random source and panics on a missing dependency (a wiring bug).
 func New(d Deps, o Options) (*Service, error) {
 	if d.Authorizer == nil || d.AppFacts == nil {
 		panic("identity: New needs an authorizer and an app facts source")
@@ -125,14 +131,16 @@ func New(d Deps, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := make([]byte, domain.TokenBytes)
-	if _, err := io.ReadFull(c.random, pw); err != nil {
+	// The password and the salt are drawn now, so that the hash made later
+	// cannot fail for want of randomness.
+	secret := make([]byte, domain.TokenBytes+domain.SaltLength)
+	if _, err := io.ReadFull(c.random, secret); err != nil {
 		return nil, domain.ErrRandom
 	}
-	dummy, err := domain.HashPassword(string(pw), o.PasswordParams, c.random)
-	if err != nil {
-		return nil, err
-	}
+	pw, salt := string(secret[:domain.TokenBytes]), secret[domain.TokenBytes:]
+	dummy := sync.OnceValues(func() (string, error) {
+		return domain.HashPassword(pw, o.PasswordParams, bytes.NewReader(salt))
+	})
 	tokens := newTokenCache(o)
 	if tokens.On() {
 		d.Changes.Add(tokens)

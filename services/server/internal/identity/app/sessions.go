@@ -31,16 +31,21 @@ type NewSession struct {
 //
 // An unknown email and a wrong password give the same unauthorized error,
 // and an unknown email costs the same argon2id hash as a wrong password, so
-// neither the answer nor its timing tells whether a person exists. A
-// stored hash made with other parameters than the configured ones is
-// replaced after a successful check.
+// neither the answer nor its timing tells whether a person exists; the
+// first sign-in of a process also makes that stand-in hash, whatever its
+// email (D-ID-10). A stored hash made with other parameters than the
+// configured ones is replaced after a successful check.
 //
 // Errors: unauthorized; internal errors of the store.
 func (s *Service) SignIn(ctx context.Context, in SignIn) (NewSession, error) {
 	if err := s.check(ctx, authorize.SessionCreate, authorize.Resource{Kind: authorize.KindSession}); err != nil {
 		return NewSession{}, err
 	}
-	creds, found := Credentials{PasswordHash: s.dummyHash}, false
+	dummy, err := s.dummyHash()
+	if err != nil {
+		return NewSession{}, errs.Wrap(err, "identity: hashing the stand-in password failed")
+	}
+	creds, found := Credentials{PasswordHash: dummy}, false
 	if email, err := domain.NormalizeEmail("/email", in.Email); err == nil {
 		c, ok, err := s.store.CredentialsByEmail(ctx, email)
 		if err != nil {
