@@ -36,7 +36,8 @@ type NewSession struct {
 // email (D-ID-10). A stored hash made with other parameters than the
 // configured ones is replaced after a successful check.
 //
-// Errors: unauthorized; internal errors of the store.
+// Errors: unauthorized; internal errors of the store or of the stand-in's
+// hash.
 func (s *Service) SignIn(ctx context.Context, in SignIn) (NewSession, error) {
 	if err := s.check(ctx, authorize.SessionCreate, authorize.Resource{Kind: authorize.KindSession}); err != nil {
 		return NewSession{}, err
