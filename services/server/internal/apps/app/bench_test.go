@@ -95,6 +95,20 @@ func (s *statements) count(on bool) {
 	s.on, s.byVerb, s.timeOf = on, map[string]int{}, map[string]time.Duration{}
 }
 
+// pause stops counting until resume, keeping what was counted.
+func (s *statements) pause() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.on = false
+}
+
+// resume counts again after pause.
+func (s *statements) resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.on = true
+}
+
 // report adds the statements per unit as a metric and their breakdown to
 // the log of the benchmark.
 func (s *statements) report(b *testing.B, units int, unit string) {
@@ -319,4 +333,32 @@ func (w *bundle) benchRoundsIn(b *testing.B, stmts *statements, channels []ids.I
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	stmts.report(b, b.N, "event")
+}
+
+// BenchmarkConsumerRoundOfOneEvent measures rounds of one event each, the
+// shape of make bench-e2e's rate scenario: 100 apps, each granted on a
+// channel of its own and subscribed to message.created, event i in the
+// channel of app i mod 100, each round with its one event and its one row.
+// From the second event in a channel on, the round reads the candidates it
+// expects with its reach (ADR 0108): stmts/round counts the round trips.
+func BenchmarkConsumerRoundOfOneEvent(b *testing.B) {
+	stmts := &statements{}
+	w := deliveryWorld(b, options{tracer: stmts, change: func(o *app.DeliveryOptions) { o.MaxPendingPerSubscription = 1 << 30 }})
+	w.addFleet(b, 99)
+	channels := append([]ids.ID{w.w.Eskalation}, w.fleetChannels(b)...)
+	stmts.count(true)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		stmts.pause()
+		w.appendEventsIn(b, 1, channels[i%len(channels):][:1])
+		stmts.resume()
+		b.StartTimer()
+		require.Equal(b, 1, w.runRound(b))
+	}
+	b.StopTimer()
+	stmts.report(b, b.N, "round")
+	var made int
+	require.NoError(b, w.db.App.QueryRow(bg, `SELECT count(*) FROM webhook_deliveries`).Scan(&made))
+	require.Equal(b, b.N, made, "one row per event")
 }

@@ -175,6 +175,10 @@ type Deliveries struct {
 	// firstReads are what this process's rounds expect the first claims
 	// of their runs to read (ADR 0104).
 	firstReads *firstReads
+	// reachGuesses are the apps the last reach of each place named, whose
+	// candidates a round reads with its reach (ADR 0108); bounded, like
+	// firstReads, by webhook.round_insert_max_deliveries.
+	reachGuesses *reachGuesses
 	// paces are the send limits the runs of this worker learned, which
 	// the next run of each subscription starts with (D-M2-26-89).
 	paces *sendPaces
@@ -213,8 +217,9 @@ func NewDeliveries(d DeliveryDeps, o DeliveryOptions) (*Deliveries, error) {
 		uow: d.UnitOfWork, store: d.Store, events: d.Events, az: d.Authorizer, router: d.Router, audit: d.Audit,
 		keys: d.Keys, state: d.State, master: d.Master, sender: d.Sender, scheduler: d.Scheduler,
 		clock: d.Clock, rnd: rnd, log: log, metrics: metrics, opts: o,
-		firstReads: newFirstReads(o.RoundInsertMaxDeliveries),
-		paces:      newSendPaces(o.ChainMaxDuration),
+		firstReads:   newFirstReads(o.RoundInsertMaxDeliveries),
+		reachGuesses: newReachGuesses(o.RoundInsertMaxDeliveries),
+		paces:        newSendPaces(o.ChainMaxDuration),
 	}, nil
 }
 

@@ -100,15 +100,36 @@ func (s *Deliveries) HandleEvent(ctx context.Context, ev eventsync.Event) error 
 // audience of a personal event, every app for the instance) with their
 // grants (D-M2-26-81); the candidates are the subscriptions of those apps
 // with the event's type, read once per type for every app the round
-// reaches (loadCandidates). It returns each event's resource and reach.
+// reaches (loadCandidates). The candidates of the apps the last reach of
+// each place named travel in the round trip of the reach (reachGuesses,
+// ADR 0108): PostgreSQL reads them after the reach, as it would in a round
+// trip of their own, and the reach alone decides. It returns each event's
+// resource and reach.
 func (s *Deliveries) reach(ctx context.Context, r *round, evs []eventsync.Event) ([]authorize.Resource, []authz.Reach, error) {
 	res := make([]authorize.Resource, len(evs))
 	for i, ev := range evs {
 		res[i] = eventResource(ev)
 	}
-	reaches, err := s.router.Reach(ctx, res)
-	if err != nil {
+	var reaches []authz.Reach
+	fns := []func(ctx context.Context) error{func(ctx context.Context) (err error) {
+		reaches, err = s.router.Reach(ctx, res)
+		return err
+	}}
+	types, expected := s.reachGuesses.expect(evs, res, r.readFor)
+	// Each type's read fills its own slot: the fns run at once.
+	early := make([][]Candidate, len(types))
+	for i, t := range types {
+		fns = append(fns, func(ctx context.Context) (err error) {
+			early[i], err = s.store.DeliveryCandidatesOf(ctx, t, expected[t], s.opts.MaxPendingPerSubscription+1)
+			return err
+		})
+	}
+	if err := txn.Together(ctx, fns...); err != nil {
 		return nil, nil, err
+	}
+	s.reachGuesses.remember(res, reaches)
+	for i, t := range types {
+		r.addCandidatesOf(t, expected[t], early[i])
 	}
 	if err := s.loadCandidates(ctx, r, evs, reaches); err != nil {
 		return nil, nil, err
@@ -416,14 +437,13 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 	}
 	for _, t := range types {
 		tc, n := r.cands[t], needs[t]
-		var read []Candidate
 		if n.every {
 			cands, err := s.store.DeliveryCandidates(ctx, t, s.opts.MaxPendingPerSubscription+1)
 			if err != nil {
 				return err
 			}
 			tc.every, tc.everyRead = cands, true
-			read = append(read, cands...)
+			r.count(cands)
 		}
 		if len(n.apps) > 0 {
 			ps := slices.SortedFunc(maps.Keys(n.apps), ids.Compare)
@@ -431,23 +451,51 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 			if err != nil {
 				return err
 			}
-			for _, p := range ps {
-				tc.ofApp[p] = []Candidate{}
-			}
-			for _, c := range cands {
-				tc.ofApp[c.AppPrincipalID] = append(tc.ofApp[c.AppPrincipalID], c)
-			}
-			read = append(read, cands...)
-		}
-		for _, c := range read {
-			if _, seen := r.states[c.SubscriptionID]; !seen {
-				r.states[c.SubscriptionID] = c.State
-				r.pending[c.SubscriptionID] = c.Pending
-				r.last[c.SubscriptionID] = c.LastEventSeq
-			}
+			r.addCandidatesOf(t, ps, cands)
 		}
 	}
 	return nil
+}
+
+// readFor reports whether the candidates of type t of app were read in
+// this round.
+func (r *round) readFor(t eventlog.Type, app ids.ID) bool {
+	tc, ok := r.cands[t]
+	if !ok {
+		return false
+	}
+	_, read := tc.ofApp[app]
+	return read
+}
+
+// addCandidatesOf adds cands, the candidates of type t of the apps ps as
+// one read found them, to what the round has read, with their states and
+// counts.
+func (r *round) addCandidatesOf(t eventlog.Type, ps []ids.ID, cands []Candidate) {
+	tc, ok := r.cands[t]
+	if !ok {
+		tc = &typeCandidates{ofApp: map[ids.ID][]Candidate{}}
+		r.cands[t] = tc
+	}
+	for _, p := range ps {
+		tc.ofApp[p] = []Candidate{}
+	}
+	for _, c := range cands {
+		tc.ofApp[c.AppPrincipalID] = append(tc.ofApp[c.AppPrincipalID], c)
+	}
+	r.count(cands)
+}
+
+// count keeps the state, the open count and the last event seq of each of
+// cands the round has not met yet, as they were read.
+func (r *round) count(cands []Candidate) {
+	for _, c := range cands {
+		if _, seen := r.states[c.SubscriptionID]; !seen {
+			r.states[c.SubscriptionID] = c.State
+			r.pending[c.SubscriptionID] = c.Pending
+			r.last[c.SubscriptionID] = c.LastEventSeq
+		}
+	}
 }
 
 // candidatesOf returns the candidates of type t for an event with reach,
