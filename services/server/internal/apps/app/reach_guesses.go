@@ -18,11 +18,14 @@ import (
 // names decides every row, and an app it names that was not expected is
 // read after it as before, so what is kept is never more than a guess that
 // saves a round trip. No right is decided from it (ADR 0103 keeps apps'
-// rights out of every cache). It holds at most max places: a reach that
-// would go beyond drops what is kept first. It is safe for concurrent use.
+// rights out of every cache). It holds at most max apps over all its
+// places: a reach that would go beyond drops what is kept first, and a
+// reach that names more than max apps is not kept. It is safe for
+// concurrent use.
 type reachGuesses struct {
 	mu  sync.Mutex
 	max int
+	n   int // the apps kept over all places
 	by  map[reachPlace][]ids.ID
 }
 
@@ -37,7 +40,7 @@ func placeOf(res authorize.Resource) reachPlace {
 	return reachPlace{space: res.SpaceID, channel: res.ChannelID, audience: res.Audience}
 }
 
-// newReachGuesses returns an empty reachGuesses of at most max places.
+// newReachGuesses returns an empty reachGuesses of at most max apps.
 func newReachGuesses(max int) *reachGuesses {
 	return &reachGuesses{max: max, by: map[reachPlace][]ids.ID{}}
 }
@@ -78,14 +81,17 @@ func (g *reachGuesses) remember(res []authorize.Resource, reaches []authz.Reach)
 	defer g.mu.Unlock()
 	for i, reach := range reaches {
 		place := placeOf(res[i])
-		if reach.Everyone {
-			delete(g.by, place)
+		g.n -= len(g.by[place])
+		delete(g.by, place)
+		if reach.Everyone || len(reach.Principals) > g.max {
 			continue
 		}
-		if _, kept := g.by[place]; !kept && len(g.by) >= g.max {
+		if g.n+len(reach.Principals) > g.max {
 			clear(g.by)
+			g.n = 0
 		}
 		// A copy, so what is kept does not hold the round's reach.
 		g.by[place] = slices.Clone(reach.Principals)
+		g.n += len(reach.Principals)
 	}
 }
