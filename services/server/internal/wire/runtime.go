@@ -119,7 +119,8 @@ func (k *memoryLimitKeeper) arm() {
 }
 
 // afterCycle sets the limit for the next cycle and arms the keeper again.
-// It runs on the runtime's cleanup goroutine, one call at a time.
+// It runs on a goroutine of the runtime's cleanups, one call at a time:
+// the keeper has one marker armed at a time.
 func (k *memoryLimitKeeper) afterCycle() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
