@@ -443,7 +443,7 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 				return err
 			}
 			tc.every, tc.everyRead = cands, true
-			r.count(cands)
+			r.noteFacts(cands)
 		}
 		if len(n.apps) > 0 {
 			ps := slices.SortedFunc(maps.Keys(n.apps), ids.Compare)
@@ -483,12 +483,12 @@ func (r *round) addCandidatesOf(t eventlog.Type, ps []ids.ID, cands []Candidate)
 	for _, c := range cands {
 		tc.ofApp[c.AppPrincipalID] = append(tc.ofApp[c.AppPrincipalID], c)
 	}
-	r.count(cands)
+	r.noteFacts(cands)
 }
 
-// count keeps the state, the open count and the last event seq of each of
-// cands the round has not met yet, as they were read.
-func (r *round) count(cands []Candidate) {
+// noteFacts keeps the state, the open count and the last event seq of
+// each of cands the round has not met yet, as they were read.
+func (r *round) noteFacts(cands []Candidate) {
 	for _, c := range cands {
 		if _, seen := r.states[c.SubscriptionID]; !seen {
 			r.states[c.SubscriptionID] = c.State
