@@ -414,11 +414,7 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 	needs := map[eventlog.Type]*need{}
 	var types []eventlog.Type
 	for i, ev := range evs {
-		tc, ok := r.cands[ev.Type]
-		if !ok {
-			tc = &typeCandidates{ofApp: map[ids.ID][]Candidate{}}
-			r.cands[ev.Type] = tc
-		}
+		tc := r.candidatesOfType(ev.Type)
 		n, listed := needs[ev.Type]
 		if !listed {
 			n = &need{apps: map[ids.ID]bool{}}
@@ -457,6 +453,17 @@ func (s *Deliveries) loadCandidates(ctx context.Context, r *round, evs []eventsy
 	return nil
 }
 
+// candidatesOfType returns what the round has read of the candidates of
+// type t, creating it empty on first use.
+func (r *round) candidatesOfType(t eventlog.Type) *typeCandidates {
+	tc, ok := r.cands[t]
+	if !ok {
+		tc = &typeCandidates{ofApp: map[ids.ID][]Candidate{}}
+		r.cands[t] = tc
+	}
+	return tc
+}
+
 // readFor reports whether the candidates of type t of app were read in
 // this round.
 func (r *round) readFor(t eventlog.Type, app ids.ID) bool {
@@ -472,11 +479,7 @@ func (r *round) readFor(t eventlog.Type, app ids.ID) bool {
 // one read found them, to what the round has read, with their states and
 // counts.
 func (r *round) addCandidatesOf(t eventlog.Type, ps []ids.ID, cands []Candidate) {
-	tc, ok := r.cands[t]
-	if !ok {
-		tc = &typeCandidates{ofApp: map[ids.ID][]Candidate{}}
-		r.cands[t] = tc
-	}
+	tc := r.candidatesOfType(t)
 	for _, p := range ps {
 		tc.ofApp[p] = []Candidate{}
 	}
