@@ -82,9 +82,21 @@ func writeResult(o options, r result) {
 	writeCPUBound(w, r, runtime.NumCPU())
 	writePostingAlone(w, r, runtime.NumCPU())
 	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
-	fmt.Fprintf(w, "  worker rss    peak %.1f MiB\n", float64(r.WorkerRSS)/(1<<20))
+	writeRSS(w, r)
 	writeWAL(w, r.WAL, r.Delivered)
 	writeStatements(w, r.Statements, r.Delivered, o.topStatements, o.queryWidth)
+}
+
+// writeRSS writes the peak resident set of the api process and of the
+// largest worker.
+func writeRSS(w io.Writer, r result) {
+	fmt.Fprintf(w, "  api rss       peak %s MiB\n", mebibytes(r.APIRSS))
+	fmt.Fprintf(w, "  worker rss    peak %s MiB\n", mebibytes(r.WorkerRSS))
+}
+
+// mebibytes renders n bytes in MiB with one decimal.
+func mebibytes(n uint64) string {
+	return fmt.Sprintf("%.1f", float64(n)/(1<<20))
 }
 
 // writeBySecond writes the median and the largest of the p99s of the
@@ -255,7 +267,8 @@ func (r result) label() string {
 // writePairs writes the comparison of -pairs (D-BE-16): per scenario and
 // side, the relative CPU of each run in pair order and their median, the
 // deliveries/s at each run's speed (deliveries/s times the benchmark's
-// own CPU per delivery, D-BE-14) and the p50s, then B's median relative
+// own CPU per delivery, D-BE-14), the p50s and the peak resident sets of
+// the api process and the largest worker, then B's median relative
 // CPU as a multiple of A's. It writes nothing unless there are two sides.
 func writePairs(w io.Writer, sides []side, results []result) {
 	if len(sides) != 2 {
@@ -266,8 +279,8 @@ func writePairs(w io.Writer, sides []side, results []result) {
 	for _, s := range sides {
 		fmt.Fprintf(w, "  %s: %s\n", s.Name, strings.Join(append([]string{s.Bothy}, s.Env...), " "))
 	}
-	fmt.Fprintln(w, "\n| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 | peak RSS api; worker (MiB) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	var scenarios []string
 	for _, r := range results {
 		if !slices.Contains(scenarios, r.Shape.Name) {
@@ -286,7 +299,7 @@ func writePairs(w io.Writer, sides []side, results []result) {
 			}
 			slices.SortStableFunc(runs, func(a, b result) int { return a.Pair - b.Pair })
 			var rel []float64
-			var relText, speedText, p50Text []string
+			var relText, speedText, p50Text, rssText []string
 			for _, r := range runs {
 				m, ok := relativeCPU(r)
 				if ok {
@@ -301,14 +314,15 @@ func writePairs(w io.Writer, sides []side, results []result) {
 				}
 				speedText = append(speedText, speed)
 				p50Text = append(p50Text, round(r.Latency.percentile(50)).String())
+				rssText = append(rssText, mebibytes(r.APIRSS)+"; "+mebibytes(r.WorkerRSS))
 			}
 			median := "-"
 			if len(rel) > 0 {
 				medians[name][s.Name] = medianOf(rel)
 				median = fmt.Sprintf("%.2f", medians[name][s.Name])
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", name, s.Name, strings.Join(relText, ", "), median,
-				strings.Join(speedText, ", "), strings.Join(p50Text, ", "))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, s.Name, strings.Join(relText, ", "), median,
+				strings.Join(speedText, ", "), strings.Join(p50Text, ", "), strings.Join(rssText, ", "))
 		}
 	}
 	fmt.Fprintln(w)

@@ -131,6 +131,12 @@ func TestWritePostingAloneGivesTheCPUPerMessageBeforeTheWorkersStarted(t *testin
 	require.Empty(t, b.String(), "nothing without a message")
 }
 
+func TestWriteRSSGivesThePeaksOfTheApiAndTheLargestWorker(t *testing.T) {
+	var b strings.Builder
+	writeRSS(&b, result{APIRSS: 160 << 20, WorkerRSS: 176<<20 + 1<<19})
+	require.Equal(t, "  api rss       peak 160.0 MiB\n  worker rss    peak 176.5 MiB\n", b.String())
+}
+
 func TestWriteSummaryGivesTheHangShareAlsoAtEachRunsSpeed(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	res := func(name string, delivered int, benchCPU time.Duration) result {
@@ -159,7 +165,8 @@ func TestWritePairsGivesEachSidesRunsAndTheRatioOfTheMedians(t *testing.T) {
 		bench := time.Duration(benchMS * float64(time.Millisecond) * 1000)
 		return result{Shape: shape{Name: name}, Side: side, Pair: pair, Posted: 1000, Expected: 1000, Delivered: 1000,
 			DeliverFrom: t0, LastArrival: t0.Add(time.Second), CPUBench: bench,
-			CPUPostgres: time.Duration(rel * float64(bench)), Latency: durations{p50, p50, p50}}
+			CPUPostgres: time.Duration(rel * float64(bench)), Latency: durations{p50, p50, p50},
+			APIRSS: uint64(100+pair) << 20, WorkerRSS: uint64(150+pair) << 20}
 	}
 	results := []result{
 		run("fleet", "A", 1, 7.0, 0.20, 40*time.Millisecond), run("fleet", "B", 1, 6.3, 0.20, 80*time.Millisecond),
@@ -172,10 +179,10 @@ pairs (the order alternates: A first in odd pairs, B in even ones)
   A: bin/bothy
   B: bin/bothy BOTHY_CONSUMER_GATHER_PAUSE=50ms
 
-| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 |
-|---|---|---|---|---|---|
-| fleet | A | 7.00, 6.80 | 6.90 | 200.0, 100.0 | 40ms, 30ms |
-| fleet | B | 6.30, 6.10 | 6.20 | 200.0, 100.0 | 80ms, 70ms |
+| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 | peak RSS api; worker (MiB) |
+|---|---|---|---|---|---|---|
+| fleet | A | 7.00, 6.80 | 6.90 | 200.0, 100.0 | 40ms, 30ms | 101.0; 151.0, 102.0; 152.0 |
+| fleet | B | 6.30, 6.10 | 6.20 | 200.0, 100.0 | 80ms, 70ms | 101.0; 151.0, 102.0; 152.0 |
 
 fleet: B's relative CPU is 0.899 times A's (medians)
 `, b.String())

@@ -90,9 +90,10 @@ type result struct {
 	// living sessions used, by the sessions' application_name
 	// (sessionTicks).
 	CPUPostgresSessions map[string]time.Duration
-	// WorkerRSS is the largest peak resident set of a worker process.
-	WorkerRSS  uint64
-	Statements []statement
+	// APIRSS is the peak resident set of the api process, WorkerRSS the
+	// largest of the worker processes'.
+	APIRSS, WorkerRSS uint64
+	Statements        []statement
 	// WAL is what the cluster wrote to its WAL and flushed over the
 	// measured phase.
 	WAL walStats
@@ -300,6 +301,7 @@ func (b *bench) runScenario(ctx context.Context, sh shape, s side, pair int) (re
 	res.TimedOut = !b.waitDelivered(sctx, res.Expected, procs)
 
 	cpu1 := b.snapshotCPU(procs)
+	res.APIRSS = apiProc.highWater()
 	for _, p := range workers {
 		res.WorkerRSS = max(res.WorkerRSS, p.highWater())
 	}
