@@ -107,25 +107,89 @@ func sessionTicks(before, after map[int]uint64, names map[int]string) map[string
 	return out
 }
 
+// machineTicks is the time of all the machine's cores in ticks, from the
+// "cpu" line of /proc/stat (proc(5)): Busy running anything (user, nice,
+// system, irq, softirq; the guest times are inside user and nice), Idle
+// with nothing to run (idle, iowait), and Steal, the time the hypervisor
+// gave the cores to other guests while this machine had work for them.
+// Stolen time slows every process of the machine alike, and a latency
+// measured while it is high is the hypervisor's (D-BE-17).
+type machineTicks struct {
+	Busy, Idle, Steal uint64
+}
+
+// total returns all the cores' time of m.
+func (m machineTicks) total() uint64 {
+	return m.Busy + m.Idle + m.Steal
+}
+
+// since returns the cores' time from before to m; zero when before is
+// not earlier (a reading that failed).
+func (m machineTicks) since(before machineTicks) machineTicks {
+	if m.Busy < before.Busy || m.Idle < before.Idle || m.Steal < before.Steal {
+		return machineTicks{}
+	}
+	return machineTicks{Busy: m.Busy - before.Busy, Idle: m.Idle - before.Idle, Steal: m.Steal - before.Steal}
+}
+
+// parseMachineStat parses the "cpu" line, all cores together, of the
+// contents of /proc/stat. It fails without the line or with fewer than
+// its first eight times (user to steal) as numbers.
+func parseMachineStat(stat string) (machineTicks, error) {
+	fields, found := lineFields(stat, "cpu ")
+	if !found {
+		return machineTicks{}, errors.New("stat: no cpu line")
+	}
+	if len(fields) < 8 {
+		return machineTicks{}, errors.New("stat: the cpu line has too few fields")
+	}
+	var v [8]uint64
+	for i := range v {
+		n, err := strconv.ParseUint(fields[i], 10, 64)
+		if err != nil {
+			return machineTicks{}, fmt.Errorf("stat: cpu field %d: %w", i+1, err)
+		}
+		v[i] = n
+	}
+	user, nice, system, idle, iowait, irq, softirq, steal := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+	return machineTicks{Busy: user + nice + system + irq + softirq, Idle: idle + iowait, Steal: steal}, nil
+}
+
+// lineFields returns the fields after prefix of the first line of text
+// that starts with it, and false when no line does.
+func lineFields(text, prefix string) ([]string, bool) {
+	for line := range strings.Lines(text) {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			return strings.Fields(rest), true
+		}
+	}
+	return nil, false
+}
+
+// readMachine reads the time of all the machine's cores so far.
+func readMachine() (machineTicks, error) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineTicks{}, err
+	}
+	return parseMachineStat(string(raw))
+}
+
 // parseHighWater returns VmHWM (the peak resident set) of a
 // /proc/<pid>/status text in bytes. It fails when the line is missing.
 func parseHighWater(status string) (uint64, error) {
-	for line := range strings.Lines(status) {
-		rest, ok := strings.CutPrefix(line, "VmHWM:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, errors.New("status: VmHWM is not in kB")
-		}
-		kb, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("status: VmHWM: %w", err)
-		}
-		return kb * 1024, nil
+	f, found := lineFields(status, "VmHWM:")
+	if !found {
+		return 0, errors.New("status: no VmHWM line")
 	}
-	return 0, errors.New("status: no VmHWM line")
+	if len(f) != 2 || f[1] != "kB" {
+		return 0, errors.New("status: VmHWM is not in kB")
+	}
+	kb, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("status: VmHWM: %w", err)
+	}
+	return kb * 1024, nil
 }
 
 // readStat reads /proc/<pid>/stat.

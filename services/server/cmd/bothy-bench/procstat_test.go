@@ -33,6 +33,21 @@ func TestParseStatRefusesMalformedLines(t *testing.T) {
 	}
 }
 
+func TestParseMachineStatSplitsTheCoresTimeIntoBusyIdleAndStolen(t *testing.T) {
+	t.Parallel()
+	// user nice system idle iowait irq softirq steal guest guest_nice; the
+	// guest times are already in user and nice (proc(5)).
+	stat := "cpu  700 10 200 900 100 5 15 300 40 0\ncpu0 350 5 100 450 50 2 8 150 20 0\nintr 1 2 3\n"
+	got, err := parseMachineStat(stat)
+	require.NoError(t, err)
+	require.Equal(t, machineTicks{Busy: 930, Idle: 1000, Steal: 300}, got)
+
+	for _, bad := range []string{"", "cpu0 1 2 3 4 5 6 7 8\n", "cpu  1 2 3 4 5 6 7\n", "cpu  1 2 3 x 5 6 7 8\n"} {
+		_, err := parseMachineStat(bad)
+		require.Error(t, err, bad)
+	}
+}
+
 func TestParseHighWaterReadsVmHWMInBytes(t *testing.T) {
 	t.Parallel()
 	status := "Name:\tbothy\nVmPeak:\t  900000 kB\nVmHWM:\t   81234 kB\nVmRSS:\t   80000 kB\n"

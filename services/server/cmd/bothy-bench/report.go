@@ -82,9 +82,31 @@ func writeResult(o options, r result) {
 	writeCPUBound(w, r, runtime.NumCPU())
 	writePostingAlone(w, r, runtime.NumCPU())
 	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
+	writeMachine(w, r)
 	writeRSS(w, r)
 	writeWAL(w, r.WAL, r.Delivered)
 	writeStatements(w, r.Statements, r.Delivered, o.topStatements, o.queryWidth)
+}
+
+// writeMachine writes how the time of the machine's cores over the
+// measured phase split into busy, idle and stolen by the hypervisor
+// (machineTicks); nothing without a reading.
+func writeMachine(w io.Writer, r result) {
+	if r.Machine.total() == 0 {
+		return
+	}
+	t := float64(r.Machine.total())
+	fmt.Fprintf(w, "  machine       of the cores' time over the phase: %.0f %% busy, %.0f %% idle, %s stolen by the hypervisor\n",
+		float64(r.Machine.Busy)/t*100, float64(r.Machine.Idle)/t*100, stolen(r.Machine))
+}
+
+// stolen renders the share of the cores' time m the hypervisor gave to
+// other guests, "-" without a reading.
+func stolen(m machineTicks) string {
+	if m.total() == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f %%", float64(m.Steal)/float64(m.total())*100)
 }
 
 // writeRSS writes the peak resident set of the api process and of the
@@ -267,8 +289,9 @@ func (r result) label() string {
 // writePairs writes the comparison of -pairs (D-BE-16): per scenario and
 // side, the relative CPU of each run in pair order and their median, the
 // deliveries/s at each run's speed (deliveries/s times the benchmark's
-// own CPU per delivery, D-BE-14), the p50s and the peak resident sets of
-// the api process and the largest worker, then B's median relative
+// own CPU per delivery, D-BE-14), the p50s, the share of the cores' time
+// the hypervisor stole (D-BE-17) and the peak resident sets of the api
+// process and the largest worker, then B's median relative
 // CPU as a multiple of A's. It writes nothing unless there are two sides.
 func writePairs(w io.Writer, sides []side, results []result) {
 	if len(sides) != 2 {
@@ -279,8 +302,8 @@ func writePairs(w io.Writer, sides []side, results []result) {
 	for _, s := range sides {
 		fmt.Fprintf(w, "  %s: %s\n", s.Name, strings.Join(append([]string{s.Bothy}, s.Env...), " "))
 	}
-	fmt.Fprintln(w, "\n| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 | peak RSS api; worker (MiB) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 | stolen | peak RSS api; worker (MiB) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	var scenarios []string
 	for _, r := range results {
 		if !slices.Contains(scenarios, r.Shape.Name) {
@@ -299,7 +322,7 @@ func writePairs(w io.Writer, sides []side, results []result) {
 			}
 			slices.SortStableFunc(runs, func(a, b result) int { return a.Pair - b.Pair })
 			var rel []float64
-			var relText, speedText, p50Text, rssText []string
+			var relText, speedText, p50Text, stolenText, rssText []string
 			for _, r := range runs {
 				m, ok := relativeCPU(r)
 				if ok {
@@ -314,6 +337,7 @@ func writePairs(w io.Writer, sides []side, results []result) {
 				}
 				speedText = append(speedText, speed)
 				p50Text = append(p50Text, round(r.Latency.percentile(50)).String())
+				stolenText = append(stolenText, stolen(r.Machine))
 				rssText = append(rssText, mebibytes(r.APIRSS)+"; "+mebibytes(r.WorkerRSS))
 			}
 			median := "-"
@@ -321,8 +345,8 @@ func writePairs(w io.Writer, sides []side, results []result) {
 				medians[name][s.Name] = medianOf(rel)
 				median = fmt.Sprintf("%.2f", medians[name][s.Name])
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, s.Name, strings.Join(relText, ", "), median,
-				strings.Join(speedText, ", "), strings.Join(p50Text, ", "), strings.Join(rssText, ", "))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, s.Name, strings.Join(relText, ", "), median,
+				strings.Join(speedText, ", "), strings.Join(p50Text, ", "), strings.Join(stolenText, ", "), strings.Join(rssText, ", "))
 		}
 	}
 	fmt.Fprintln(w)

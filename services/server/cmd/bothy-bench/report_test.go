@@ -137,6 +137,17 @@ func TestWriteRSSGivesThePeaksOfTheApiAndTheLargestWorker(t *testing.T) {
 	require.Equal(t, "  api rss       peak 160.0 MiB\n  worker rss    peak 176.5 MiB\n", b.String())
 }
 
+func TestWriteMachineGivesTheSharesOfTheCoresTime(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	writeMachine(&b, result{Machine: machineTicks{Busy: 710, Idle: 120, Steal: 170}})
+	require.Equal(t, "  machine       of the cores' time over the phase: 71 % busy, 12 % idle, 17 % stolen by the hypervisor\n", b.String())
+
+	b.Reset()
+	writeMachine(&b, result{})
+	require.Empty(t, b.String(), "nothing without a reading")
+}
+
 func TestWriteSummaryGivesTheHangShareAlsoAtEachRunsSpeed(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	res := func(name string, delivered int, benchCPU time.Duration) result {
@@ -166,7 +177,8 @@ func TestWritePairsGivesEachSidesRunsAndTheRatioOfTheMedians(t *testing.T) {
 		return result{Shape: shape{Name: name}, Side: side, Pair: pair, Posted: 1000, Expected: 1000, Delivered: 1000,
 			DeliverFrom: t0, LastArrival: t0.Add(time.Second), CPUBench: bench,
 			CPUPostgres: time.Duration(rel * float64(bench)), Latency: durations{p50, p50, p50},
-			APIRSS: uint64(100+pair) << 20, WorkerRSS: uint64(150+pair) << 20}
+			APIRSS: uint64(100+pair) << 20, WorkerRSS: uint64(150+pair) << 20,
+			Machine: machineTicks{Busy: 90, Idle: 10 - uint64(pair), Steal: uint64(pair)}}
 	}
 	results := []result{
 		run("fleet", "A", 1, 7.0, 0.20, 40*time.Millisecond), run("fleet", "B", 1, 6.3, 0.20, 80*time.Millisecond),
@@ -179,10 +191,10 @@ pairs (the order alternates: A first in odd pairs, B in even ones)
   A: bin/bothy
   B: bin/bothy BOTHY_CONSUMER_GATHER_PAUSE=50ms
 
-| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 | peak RSS api; worker (MiB) |
-|---|---|---|---|---|---|---|
-| fleet | A | 7.00, 6.80 | 6.90 | 200.0, 100.0 | 40ms, 30ms | 101.0; 151.0, 102.0; 152.0 |
-| fleet | B | 6.30, 6.10 | 6.20 | 200.0, 100.0 | 80ms, 70ms | 101.0; 151.0, 102.0; 152.0 |
+| scenario | side | relative CPU | median | deliveries/s at each run's speed | p50 | stolen | peak RSS api; worker (MiB) |
+|---|---|---|---|---|---|---|---|
+| fleet | A | 7.00, 6.80 | 6.90 | 200.0, 100.0 | 40ms, 30ms | 1 %, 2 % | 101.0; 151.0, 102.0; 152.0 |
+| fleet | B | 6.30, 6.10 | 6.20 | 200.0, 100.0 | 80ms, 70ms | 1 %, 2 % | 101.0; 151.0, 102.0; 152.0 |
 
 fleet: B's relative CPU is 0.899 times A's (medians)
 `, b.String())

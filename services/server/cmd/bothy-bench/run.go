@@ -90,6 +90,8 @@ type result struct {
 	// living sessions used, by the sessions' application_name
 	// (sessionTicks).
 	CPUPostgresSessions map[string]time.Duration
+	// Machine is the time of the machine's cores over the measured phase.
+	Machine machineTicks
 	// APIRSS is the peak resident set of the api process, WorkerRSS the
 	// largest of the worker processes'.
 	APIRSS, WorkerRSS uint64
@@ -311,6 +313,7 @@ func (b *bench) runScenario(ctx context.Context, sh shape, s side, pair int) (re
 	}
 	res.CPUPostgres = ticksToDuration(cpu1.postgres - cpu0.postgres)
 	res.CPUBench = ticksToDuration(cpu1.bench - cpu0.bench)
+	res.Machine = cpu1.machine.since(cpu0.machine)
 	// The processes still run, so their sessions are still open.
 	names, err := b.pg.sessionNames(context.WithoutCancel(ctx))
 	if err != nil {
@@ -603,6 +606,9 @@ type cpuSnapshot struct {
 	// backends is each living child's of the postmaster, by PID.
 	backends map[int]uint64
 	bench    uint64
+	// machine is the time of all the machine's cores (zero when
+	// /proc/stat could not be read).
+	machine machineTicks
 }
 
 // snapshotCPU reads the CPU ticks of the bothy processes, the cluster and
@@ -616,6 +622,7 @@ func (b *bench) snapshotCPU(procs []*bothyProc) cpuSnapshot {
 	if self, err := readStat(os.Getpid()); err == nil {
 		s.bench = self.Self
 	}
+	s.machine, _ = readMachine()
 	return s
 }
 
