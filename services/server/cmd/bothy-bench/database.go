@@ -303,6 +303,33 @@ SELECT query, calls, total_exec_time, total_plan_time, shared_blks_hit, rows
 	return out, err
 }
 
+// readEventTimes reads, of every event the scenario's deliveries in
+// database db name, when the api read its clock for it and when the first
+// round made its rows (eventTimes), by event ID.
+func (c *cluster) readEventTimes(ctx context.Context, db string) (map[string]eventTimes, error) {
+	out := map[string]eventTimes{}
+	err := c.with(ctx, db, func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `
+SELECT event_id::text, min(event_occurred_at), min(created_at)
+  FROM webhook_deliveries
+ GROUP BY event_id`)
+		if err != nil {
+			return fmt.Errorf("reading the deliveries' times: %w", err)
+		}
+		var id string
+		var ev eventTimes
+		_, err = pgx.ForEachRow(rows, []any{&id, &ev.Occurred, &ev.Routed}, func() error {
+			out[id] = ev
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reading the deliveries' times: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // walStats is the cluster's WAL since the last resetWAL: what it wrote
 // (pg_stat_wal) and how often and how long its backends waited for the
 // WAL to reach the disk (the fsyncs of pg_stat_io, object wal), which a

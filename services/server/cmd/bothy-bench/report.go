@@ -82,10 +82,27 @@ func writeResult(o options, r result) {
 	writeCPUBound(w, r, runtime.NumCPU())
 	writePostingAlone(w, r, runtime.NumCPU())
 	fmt.Fprintf(w, "  cpu total     bothy api %s, worker %s, postgres %s, benchmark %s\n", round(r.CPUAPI), round(r.CPUWorkers), round(r.CPUPostgres), round(r.CPUBench))
+	writeStages(w, r)
 	writeMachine(w, r)
 	writeRSS(w, r)
 	writeWAL(w, r.WAL, r.Delivered)
 	writeStatements(w, r.Statements, r.Delivered, o.topStatements, o.queryWidth)
+}
+
+// writeStages writes the p50 and p99 of each stage of the deliveries'
+// way (stages, D-BE-18); nothing without them.
+func writeStages(w io.Writer, r result) {
+	if r.Stages == nil || r.Stages.ToReceipt.count() == 0 {
+		return
+	}
+	st := r.Stages
+	pair := func(d durations) string {
+		return round(d.percentile(50)).String() + " / " + round(d.percentile(99)).String()
+	}
+	fmt.Fprintf(w, "  stages        p50 / p99 of each delivery's way: post to its event %s (the api), "+
+		"event to its delivery row %s (the post's commit, the wake-up, the round's reads), "+
+		"row to receipt %s (the round's commit, the run's lock, claim and commit, the request)\n",
+		pair(st.ToEvent), pair(st.ToRow), pair(st.ToReceipt))
 }
 
 // writeMachine writes how the time of the machine's cores over the

@@ -137,6 +137,28 @@ func TestWriteRSSGivesThePeaksOfTheApiAndTheLargestWorker(t *testing.T) {
 	require.Equal(t, "  api rss       peak 160.0 MiB\n  worker rss    peak 176.5 MiB\n", b.String())
 }
 
+func TestWriteStagesGivesEachStagesP50AndP99(t *testing.T) {
+	t.Parallel()
+	ms := func(ns ...float64) durations {
+		out := make(durations, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n * float64(time.Millisecond))
+		}
+		return out
+	}
+	var b strings.Builder
+	writeStages(&b, result{Stages: &stages{ToEvent: ms(1, 1.2, 3), ToRow: ms(2, 2, 9), ToReceipt: ms(3, 4, 20)}})
+	require.Equal(t, "  stages        p50 / p99 of each delivery's way: post to its event 1.2ms / 3ms (the api), "+
+		"event to its delivery row 2ms / 9ms (the post's commit, the wake-up, the round's reads), "+
+		"row to receipt 4ms / 20ms (the round's commit, the run's lock, claim and commit, the request)\n", b.String())
+
+	b.Reset()
+	writeStages(&b, result{})
+	require.Empty(t, b.String(), "nothing without the rows")
+	writeStages(&b, result{Stages: &stages{}})
+	require.Empty(t, b.String(), "nothing without a delivery")
+}
+
 func TestWriteMachineGivesTheSharesOfTheCoresTime(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder

@@ -90,6 +90,9 @@ type result struct {
 	// living sessions used, by the sessions' application_name
 	// (sessionTicks).
 	CPUPostgresSessions map[string]time.Duration
+	// Stages splits the latency of each delivery at its event and its
+	// row (D-BE-18); nil for a run that ended before it was read.
+	Stages *stages
 	// Machine is the time of the machine's cores over the measured phase.
 	Machine machineTicks
 	// APIRSS is the peak resident set of the api process, WorkerRSS the
@@ -357,6 +360,12 @@ func (b *bench) runScenario(ctx context.Context, sh shape, s side, pair int) (re
 		}
 	}
 	res.Latency = summarize(lat)
+	events, err := b.pg.readEventTimes(context.WithoutCancel(ctx), db)
+	if err != nil {
+		return res, err
+	}
+	st := splitStages(arrivals, started, events)
+	res.Stages = &st
 	res.BySecond = secondP99s(res.PostStart, posted, lat)
 	return res, nil
 }

@@ -117,3 +117,39 @@ func secondP99s(from time.Time, posted []time.Time, lat []time.Duration) duratio
 	}
 	return summarize(out)
 }
+
+// eventTimes is what the scenario's database tells of an event: when the
+// api read its clock for it, before its insert (occurred_at), and when
+// the first consumer round that routed it made its delivery rows
+// (created_at, the round's clock after it read the event's reach).
+type eventTimes struct {
+	Occurred, Routed time.Time
+}
+
+// stages splits the latency of each delivery at its event and its row
+// (D-BE-18): ToEvent from the post's send to its event (the api),
+// ToRow from the event to its delivery row (the post's commit, the
+// wake-up, the round's first reads), ToReceipt from the row to the
+// receiver reading the request (the rest of the round and its commit,
+// the run's lock, claim and commit, the signing and the request).
+type stages struct {
+	ToEvent, ToRow, ToReceipt durations
+}
+
+// splitStages returns the stages of every arrival whose post and event
+// times are known (started by message ID, events by event ID, the
+// webhook-id), each sorted.
+func splitStages(arrivals []arrival, started map[string]time.Time, events map[string]eventTimes) stages {
+	var toEvent, toRow, toReceipt []time.Duration
+	for _, a := range arrivals {
+		sent, posted := started[a.MessageID]
+		ev, routed := events[a.WebhookID]
+		if !posted || !routed {
+			continue
+		}
+		toEvent = append(toEvent, ev.Occurred.Sub(sent))
+		toRow = append(toRow, ev.Routed.Sub(ev.Occurred))
+		toReceipt = append(toReceipt, a.At.Sub(ev.Routed))
+	}
+	return stages{ToEvent: summarize(toEvent), ToRow: summarize(toRow), ToReceipt: summarize(toReceipt)}
+}

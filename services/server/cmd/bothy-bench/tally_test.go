@@ -137,3 +137,33 @@ func TestSecondP99sTakesTheP99OfTheDeliveriesPostedInEachSecond(t *testing.T) {
 		"one p99 per second with posts, sorted: 40 ms is the 101st of 101 in second 0, above its p99")
 	require.Empty(t, secondP99s(from, nil, nil))
 }
+
+func TestSplitStagesCutsEachDeliveryAtItsEventAndItsRow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	started := map[string]time.Time{"m1": ms(0), "m2": ms(10), "m3": ms(20)}
+	events := map[string]eventTimes{
+		"e1": {Occurred: ms(1), Routed: ms(3)},
+		"e2": {Occurred: ms(12), Routed: ms(17)},
+		// m3's event has no row: a delivery the scenario did not keep.
+	}
+	arrivals := []arrival{
+		{WebhookID: "e1", MessageID: "m1", At: ms(6)},
+		{Sub: 1, WebhookID: "e1", MessageID: "m1", At: ms(8)}, // a fan-out's second subscription
+		{WebhookID: "e2", MessageID: "m2", At: ms(30)},
+		{WebhookID: "e3", MessageID: "m3", At: ms(40)},
+		{WebhookID: "e9", MessageID: "unknown", At: ms(50)},
+	}
+	got := splitStages(arrivals, started, events)
+	d := func(ns ...int) durations {
+		out := make(durations, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	require.Equal(t, d(1, 1, 2), got.ToEvent, "post to event, sorted")
+	require.Equal(t, d(2, 2, 5), got.ToRow)
+	require.Equal(t, d(3, 5, 13), got.ToReceipt)
+}
