@@ -303,9 +303,9 @@ SELECT query, calls, total_exec_time, total_plan_time, shared_blks_hit, rows
 	return out, err
 }
 
-// readEventTimes reads, of every event the scenario's deliveries in
-// database db name, when the api read its clock for it and when the first
-// round made its rows (eventTimes), by event ID.
+// readEventTimes reads, for every event a delivery row of database db
+// names, when the api read its clock for it and when the first round made
+// its rows (eventTimes), by event ID.
 func (c *cluster) readEventTimes(ctx context.Context, db string) (map[string]eventTimes, error) {
 	out := map[string]eventTimes{}
 	err := c.with(ctx, db, func(ctx context.Context, conn *pgx.Conn) error {

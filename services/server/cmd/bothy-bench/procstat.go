@@ -123,10 +123,11 @@ func (m machineTicks) total() uint64 {
 	return m.Busy + m.Idle + m.Steal
 }
 
-// since returns the cores' time from before to m; zero when before is
-// not earlier (a reading that failed).
+// since returns the cores' time from before to m; zero when either
+// reading failed (zero) or before is not earlier.
 func (m machineTicks) since(before machineTicks) machineTicks {
-	if m.Busy < before.Busy || m.Idle < before.Idle || m.Steal < before.Steal {
+	if before.total() == 0 || m.total() == 0 ||
+		m.Busy < before.Busy || m.Idle < before.Idle || m.Steal < before.Steal {
 		return machineTicks{}
 	}
 	return machineTicks{Busy: m.Busy - before.Busy, Idle: m.Idle - before.Idle, Steal: m.Steal - before.Steal}

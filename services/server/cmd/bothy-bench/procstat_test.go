@@ -48,6 +48,15 @@ func TestParseMachineStatSplitsTheCoresTimeIntoBusyIdleAndStolen(t *testing.T) {
 	}
 }
 
+func TestMachineTicksSinceIsZeroWithoutTwoReadings(t *testing.T) {
+	t.Parallel()
+	before, after := machineTicks{Busy: 10, Idle: 20, Steal: 1}, machineTicks{Busy: 40, Idle: 25, Steal: 6}
+	require.Equal(t, machineTicks{Busy: 30, Idle: 5, Steal: 5}, after.since(before))
+	require.Zero(t, after.since(machineTicks{}), "the first reading failed")
+	require.Zero(t, machineTicks{}.since(before), "the second reading failed")
+	require.Zero(t, before.since(after), "not earlier")
+}
+
 func TestParseHighWaterReadsVmHWMInBytes(t *testing.T) {
 	t.Parallel()
 	status := "Name:\tbothy\nVmPeak:\t  900000 kB\nVmHWM:\t   81234 kB\nVmRSS:\t   80000 kB\n"

@@ -132,6 +132,7 @@ func TestWritePostingAloneGivesTheCPUPerMessageBeforeTheWorkersStarted(t *testin
 }
 
 func TestWriteRSSGivesThePeaksOfTheApiAndTheLargestWorker(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	writeRSS(&b, result{APIRSS: 160 << 20, WorkerRSS: 176<<20 + 1<<19})
 	require.Equal(t, "  api rss       peak 160.0 MiB\n  worker rss    peak 176.5 MiB\n", b.String())
