@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/gopool"
 	"bothy/server/internal/kernel/ids"
 	"bothy/server/internal/kernel/txn"
 )
@@ -50,15 +51,20 @@ func (s *Deliveries) DeliverTogether(ctx context.Context, subscriptionIDs []ids.
 	g := &sharedSteps{s: s, asks: make(chan *stepAsk), ended: make(chan struct{}, 1)}
 	g.running.Store(int64(len(first)))
 	g.together(ctx, first)
+	// The server of the steps and every run on goroutines that outlive
+	// them (ADR 0109): each goes deep and would grow a new goroutine's
+	// stack.
 	served := make(chan struct{})
-	go func() {
+	gopool.Go(func() {
 		defer close(served)
 		g.serve(ctx)
-	}()
+	})
 	var wg sync.WaitGroup
 	failed := make([]error, len(subs))
 	for i, a := range first {
-		wg.Go(func() {
+		wg.Add(1)
+		gopool.Go(func() {
+			defer wg.Done()
 			defer g.end()
 			// A run of a job of its own that panics fails its job (River
 			// recovers it); here it fails only its own run.

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/gopool"
 	"bothy/server/internal/kernel/txn"
 	"bothy/server/internal/platform/otel"
 	"bothy/server/internal/platform/otel/attr"
@@ -152,10 +153,12 @@ func (r *Runtime) startInProcess(starts []inProcessStart) {
 			r.makeAvailable(s.row)
 			continue
 		}
-		go func() {
+		// On a goroutine that outlives the run (ADR 0109): a run goes deep
+		// and would grow a new goroutine's stack.
+		gopool.Go(func() {
 			defer r.local.end(s.queue)
 			r.runInProcess(s)
-		}()
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"bothy/server/internal/kernel/errs"
+	"bothy/server/internal/kernel/gopool"
 	"bothy/server/internal/kernel/txn"
 )
 
@@ -138,7 +139,9 @@ func (g *gathering) start(ctx context.Context, parent *participant, fns []func(c
 		}
 		// A Last inside a fn is a Together: the other fns go on.
 		pctx := txn.WithCloser(txn.WithGatherer(context.WithValue(ctx, txKey{}, pgx.Tx(ptx)), g.nested(p, id)), nil)
-		go func() {
+		// On a goroutine that outlives fn (ADR 0109): a fn goes deep, into
+		// its use case and pgx, and would grow a new goroutine's stack.
+		gopool.Go(func() {
 			m := gatherMsg{part: id, done: true}
 			defer func() {
 				if r := recover(); r != nil {
@@ -147,7 +150,7 @@ func (g *gathering) start(ctx context.Context, parent *participant, fns []func(c
 				g.msgs <- m
 			}()
 			m.err = fn(pctx)
-		}()
+		})
 	}
 }
 
