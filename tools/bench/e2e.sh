@@ -31,4 +31,4 @@ throwaway_start bothy-bench "$bothy" '# Configuration of one `make bench-e2e` ru
   "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=1000 -c pg_stat_statements.track_planning=on -c track_wal_io_timing=on"
 mkdir -p "$tmp/work"
 throwaway_run "$bench" --bothy "$bothy" --config "$config" --admin-url-file "$tmp/admin_url" \
-  --pg-data "$tmp/pg/data" --work-dir "$tmp/work" "$@"
+  --pg-data "$tmp/pg/data" --work-dir "$tmp/work" --queries "$root/services/server/internal" "$@"

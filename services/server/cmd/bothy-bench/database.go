@@ -247,7 +247,10 @@ func (c *cluster) sessionNames(ctx context.Context) (map[int]string, error) {
 
 // statement is one row of pg_stat_statements for a scenario's database.
 type statement struct {
-	Query   string
+	Query string
+	// Name is the name sqlc gave the query of Query, "" when it has none
+	// (queryNames).
+	Name    string
 	Calls   int64
 	TotalMS float64
 	// PlanMS is the time spent planning the statement

@@ -66,6 +66,9 @@ type options struct {
 	pairs      int
 	bothyB     string
 	envA, envB envList
+	// queryNames names the listed statements by their queries (-queries);
+	// nil names none.
+	queryNames queryNames
 }
 
 // side is what one side of a comparison runs: a bothy binary and the
@@ -143,6 +146,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.receiverDelay, "receiver-delay", 0, "how long the receiver takes to answer each delivery, as a receiver across a network that does some work first (0: at once; below webhook.delivery_timeout)")
 	fs.IntVar(&o.topStatements, "top-statements", 10, "statements the report lists per scenario, by statement time (0 lists none)")
 	fs.IntVar(&o.queryWidth, "query-width", 90, "characters of each listed statement's text")
+	queries := fs.String("queries", "", "the server module's internal `directory`: each listed statement of a query of its sqlc-generated files is named by the query's name (default none: the text)")
 	scale := fs.String("scale", "", "multiply every message count and the rate duration by this `factor` (default $"+ScaleEnv+", else 1)")
 	fs.IntVar(&o.pairs, "pairs", 0, "run each scenario in this many interleaved `pairs` of side A (-bothy, -env-a) and side B (-bothy-b, -env-b), A first in odd pairs, and compare them on the relative CPU (0: each scenario once)")
 	fs.StringVar(&o.bothyB, "bothy-b", "", "the bothy `binary` of side B (default -bothy)")
@@ -201,6 +205,13 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	if o.topStatements < 0 || o.queryWidth < 20 {
 		return o, errors.New("-top-statements must be at least 0 and -query-width at least 20")
+	}
+	if *queries != "" {
+		names, err := readQueryNames(*queries)
+		if err != nil {
+			return o, err
+		}
+		o.queryNames = names
 	}
 	if o.textBytes < 16 || o.textBytes > 16384 {
 		return o, errors.New("-text-bytes must be 16 to 16384")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -170,7 +171,8 @@ func writeWAL(w io.Writer, s walStats, delivered int) {
 
 // writeStatements writes the statement totals and the top statements per
 // delivery: the first top of stmts (sorted by statement time), each with
-// its time per call and its text cut to width characters.
+// its time per call and its query's name, else its text cut to width
+// characters.
 func writeStatements(w io.Writer, stmts []statement, delivered, top, width int) {
 	if stmts == nil || delivered == 0 {
 		return
@@ -199,7 +201,7 @@ func writeStatements(w io.Writer, stmts []statement, delivered, top, width int) 
 			perCall = s.TotalMS / float64(s.Calls)
 		}
 		fmt.Fprintf(w, "    %6.2f %7.3f %7.3f %7.3f %7.1f  %s\n", float64(s.Calls)/d, s.TotalMS/d, perCall, s.PlanMS/d,
-			float64(s.SharedHit)/d, oneLine(s.Query, width))
+			float64(s.SharedHit)/d, cmp.Or(s.Name, oneLine(s.Query, width)))
 	}
 }
 

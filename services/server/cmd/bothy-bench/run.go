@@ -331,6 +331,9 @@ func (b *bench) runScenario(ctx context.Context, sh shape, s side, pair int) (re
 	if res.Statements, err = b.pg.readStatements(context.WithoutCancel(ctx), db); err != nil {
 		return res, err
 	}
+	for i, s := range res.Statements {
+		res.Statements[i].Name = b.opt.queryNames.of(s.Query)
+	}
 	if res.WAL, err = b.pg.readWAL(context.WithoutCancel(ctx)); err != nil {
 		return res, err
 	}
