@@ -19,14 +19,29 @@ func TestGoRunsEveryFunctionAtOnce(t *testing.T) {
 	release.Add(1)
 	var done sync.WaitGroup
 	done.Add(n)
-	for range n {
-		gopool.Go(func() {
-			defer done.Done()
-			started.Done()
-			release.Wait()
-		})
+	// From a goroutine of the test's own, so that a Go that waits shows
+	// as a failure below and not as a test that hangs.
+	go func() {
+		for range n {
+			gopool.Go(func() {
+				defer done.Done()
+				started.Done()
+				release.Wait()
+			})
+		}
+	}()
+	allStarted := make(chan struct{})
+	go func() {
+		started.Wait()
+		close(allStarted)
+	}()
+	select {
+	case <-allStarted:
+	case <-time.After(10 * time.Second):
+		// A pool that makes a function wait for another to return ends
+		// here.
+		t.Fatal("not every function started while the others ran")
 	}
-	started.Wait()
 	release.Done()
 	done.Wait()
 }
